@@ -1,0 +1,1 @@
+"""Benchmark data shipped with the package (the offline ``demo`` benchmark)."""

@@ -1,0 +1,37 @@
+"""Exceptions for bad user input; the CLI turns each into one error line and exit code 2."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class HarnessError(Exception):
+    """Bad input or configuration that the user can fix; the message says what and how."""
+
+
+class BenchmarkError(HarnessError):
+    """A benchmark file or folder is missing, malformed or inconsistent."""
+
+
+class ChecksumError(BenchmarkError):
+    """A downloaded or cached file does not match its pinned checksum."""
+
+
+class ConfigError(HarnessError):
+    """A configuration value is invalid."""
+
+
+def did_you_mean(value: str, valid: Iterable[str]) -> str:
+    """Return ' (did you mean 'x'?)' for the closest valid name, or '' when none is close."""
+    close = difflib.get_close_matches(value, list(valid), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def unknown_name(kind: str, value: str, valid: Iterable[str], fix: str = "") -> ConfigError:
+    """Build the standard error for an unknown name: what, the value, a suggestion, the choices."""
+    names = sorted(valid)
+    msg = f"unknown {kind} '{value}'{did_you_mean(value, names)}; valid: {', '.join(names)}"
+    if fix:
+        msg += f"; {fix}"
+    return ConfigError(msg)

@@ -1,0 +1,37 @@
+"""Render aggregated results as a plain-text table for the terminal (percentages, 2 decimals)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def table(aggregated: Mapping[str, Any], metric_names: Sequence[str]) -> str:
+    """One row per stratum (overall, then each stratification's labels), one column per metric."""
+    rows: list[tuple[str, Mapping[str, Any]]] = [("overall", aggregated["overall"])]
+    for strat, by_label in aggregated.items():
+        if strat != "overall":
+            rows += [(f"{strat}={label}", summary) for label, summary in by_label.items()]
+    header = ["stratum", "n", *metric_names]
+    body = [
+        [name, str(s["n"]), *(_pct(s["mean"][m]) for m in metric_names)] for name, s in rows
+    ]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+
+    def fmt(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (c.rjust(w) for c, w in zip(cells[1:], widths[1:]))
+        return "  ".join([first, *rest])
+
+    lines = [fmt(header), "  ".join("-" * w for w in widths), *(fmt(r) for r in body)]
+    excluded = max(aggregated["overall"]["excluded"].values(), default=0)
+    if excluded:
+        lines.append(
+            f"({excluded} queries without gold are excluded from the means; they are NaN "
+            f"in per_query.csv)"
+        )
+    return "\n".join(lines)

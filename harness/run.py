@@ -1,0 +1,128 @@
+"""One evaluation cell: load a benchmark, retrieve, score, aggregate by stratum, write results."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness import provenance, results
+from harness.benchmarks import load_benchmark
+from harness.errors import ConfigError
+from harness.evaluate import aggregate, per_query
+from harness.strata import stratify
+from metrics.registry import metrics_for
+from retrievers import build_retriever
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """What a cell produced: the aggregated numbers, the metric names and where files went."""
+
+    corpus: str
+    retriever: str
+    n_queries: int
+    metric_names: list[str]
+    aggregated: dict[str, Any]
+    cell_dir: Path | None
+    timings: dict[str, float]
+
+
+def run_cell(cfg: Mapping[str, Any]) -> CellResult:
+    """Run one (retriever, corpus) cell from a resolved config dict."""
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    depth = cfg["retrieval"]["depth"]
+    if not isinstance(depth, int) or depth <= 0:
+        raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")
+    metrics = metrics_for(cfg["metrics"]["names"], cfg["metrics"]["k"], depth)
+    retriever = build_retriever(cfg["retriever"])
+    _check_name("retriever.name", retriever.name)
+    results_dir = Path(cfg["results"]["dir"]).expanduser()
+    if cfg["results"]["write"]:
+        results.check_writable(results_dir)
+
+    t = time.perf_counter()
+    bench = load_benchmark(cfg["corpus"])
+    _check_name("corpus.name", bench.name)
+    timings["load_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    retriever.index(bench.corpus)
+    timings["index_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    run = retriever.search(bench.queries, depth=depth)
+    timings["search_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    values = per_query(bench, run, metrics)
+    strata = stratify(bench)
+    aggregated = aggregate(values, strata)
+    timings["evaluate_s"] = time.perf_counter() - t
+
+    cell_dir = None
+    if cfg["results"]["write"]:
+        cell_dir = results_dir / bench.name / retriever.name
+        files = {
+            "metrics.json": results.to_json(
+                _metrics_doc(cfg, bench, [m.name for m in metrics], aggregated)
+            ),
+            "per_query.csv": results.per_query_csv(bench, strata, values),
+            "run.trec": results.run_trec(bench, run),
+            "config.yaml": _yaml(cfg),
+        }
+        timings["total_s"] = time.perf_counter() - started
+        files["timings.json"] = results.to_json(
+            {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), **timings}
+        )
+        results.write_cell(cell_dir, files)
+    timings["total_s"] = time.perf_counter() - started
+    return CellResult(
+        corpus=bench.name,
+        retriever=retriever.name,
+        n_queries=len(bench.queries),
+        metric_names=[m.name for m in metrics],
+        aggregated=aggregated,
+        cell_dir=cell_dir,
+        timings=timings,
+    )
+
+
+def _check_name(key: str, name: str) -> None:
+    if not isinstance(name, str) or not _SAFE_NAME.match(name):
+        raise ConfigError(
+            f"{key} '{name}' cannot name a results folder; use letters, digits, '.', '_' and '-'"
+        )
+
+
+def _metrics_doc(cfg, bench, metric_names, aggregated) -> dict[str, Any]:
+    """Everything about the cell except timings, so reruns give byte-identical files."""
+    return {
+        "corpus": bench.name,
+        "retriever": cfg["retriever"]["name"],
+        "benchmark": {
+            "checksum": bench.checksum,
+            "source": bench.source,
+            "n_queries": len(bench.queries),
+            "n_chunks": len(bench.corpus),
+            "metadata": bench.metadata,
+        },
+        "depth": cfg["retrieval"]["depth"],
+        "metrics": metric_names,
+        "results": aggregated,
+        "config": cfg,
+        "provenance": {"versions": provenance.versions(), "git": provenance.git_state()},
+        "timings_file": "timings.json",
+    }
+
+
+def _yaml(cfg: Mapping[str, Any]) -> str:
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_yaml(OmegaConf.create(dict(cfg)))

@@ -1,0 +1,25 @@
+"""Query strata that are properties of the benchmark (never of a retriever)."""
+
+from __future__ import annotations
+
+from harness.types import Benchmark, Query
+
+
+def hop_label(query: Query) -> str:
+    """Hop stratum: the number of gold groups, '5+' beyond four, '0' for a query without gold."""
+    return str(query.hop) if query.hop < 5 else "5+"
+
+
+def stratify(benchmark: Benchmark) -> dict[str, list[str]]:
+    """Stratification name -> label of each query, in benchmark query order."""
+    return {"hop": [hop_label(q) for q in benchmark.queries]}
+
+
+def label_order(labels: list[str]) -> list[str]:
+    """Distinct labels in reading order: numbers ascending, then the rest alphabetically."""
+
+    def key(label: str) -> tuple[int, float, str]:
+        head = label.rstrip("+")
+        return (0, float(head), label) if head.isdigit() else (1, 0.0, label)
+
+    return sorted(set(labels), key=key)

@@ -1,0 +1,108 @@
+"""Core immutable types: chunks, queries with grouped gold, benchmarks and canonical runs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One retrievable unit of the corpus."""
+
+    chunk_id: str
+    text: str
+    title: str = ""
+
+    @property
+    def index_text(self) -> str:
+        """Text a retriever indexes: the title (when there is one) followed by the body."""
+        return f"{self.title} {self.text}" if self.title else self.text
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query and its redundancy-aware gold: each group is one required piece of information."""
+
+    query_id: str
+    text: str
+    groups: tuple[frozenset[str], ...]
+    qrels: Mapping[str, int] | None = None
+    answer: str | None = None
+
+    @property
+    def hop(self) -> int:
+        """Hop depth: the number of gold groups."""
+        return len(self.groups)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A corpus plus queries, with the checksum of the data it was loaded from."""
+
+    name: str
+    corpus: Mapping[str, Chunk]
+    queries: tuple[Query, ...]
+    checksum: str
+    source: str
+    metadata: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One query's canonical ranked list: parallel tuples of chunk ids and scores."""
+
+    ids: tuple[str, ...]
+    scores: tuple[float, ...]
+
+
+_EMPTY = Ranking((), ())
+
+
+def canonical(pairs: Iterable[tuple[str, float]], depth: int) -> Ranking:
+    """Order (chunk_id, score) pairs by score descending, ties by chunk id descending; cut at depth.
+
+    Duplicate ids keep their highest score, so a chunk occupies one rank.
+    """
+    best: dict[str, float] = {}
+    for chunk_id, score in pairs:
+        score = float(score)
+        if math.isnan(score):
+            raise ValueError(f"score of '{chunk_id}' is NaN")
+        if chunk_id not in best or score > best[chunk_id]:
+            best[chunk_id] = score
+    # Python compares str by code point, which is UTF-8 byte order (trec_eval's rule).
+    items = sorted(best.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
+    return Ranking(tuple(k for k, _ in items), tuple(v for _, v in items))
+
+
+class Run:
+    """Per-query canonical rankings produced by one retriever; sorted once, at construction."""
+
+    def __init__(self, name: str, rankings: Mapping[str, Ranking], depth: int):
+        self.name = name
+        self.depth = depth
+        self._rankings = MappingProxyType(dict(rankings))
+
+    @classmethod
+    def from_scores(
+        cls, name: str, scores: Mapping[str, Iterable[tuple[str, float]]], depth: int
+    ) -> Run:
+        """Build a run from unordered (chunk_id, score) pairs per query."""
+        return cls(name, {qid: canonical(pairs, depth) for qid, pairs in scores.items()}, depth)
+
+    def __getitem__(self, query_id: str) -> Ranking:
+        """The query's ranking; an empty one for a query the retriever returned nothing for."""
+        return self._rankings.get(query_id, _EMPTY)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._rankings
+
+    def __len__(self) -> int:
+        return len(self._rankings)
+
+    def query_ids(self) -> list[str]:
+        """Query ids present in the run, in insertion order."""
+        return list(self._rankings)

@@ -1,0 +1,1 @@
+"""Metric families: group (RARE) metrics, and the registry that parses metric names."""
