@@ -70,7 +70,7 @@ class BM25:
 
     def _bm25_weights(self, tf: sparse.csr_matrix, lengths: np.ndarray) -> sparse.csr_matrix:
         n_docs = tf.shape[1]
-        avgdl = lengths.sum() / n_docs
+        avgdl = lengths.sum() / n_docs or 1.0  # a corpus of empty chunks has no terms at all
         df = np.diff(tf.indptr).astype(np.float64)  # documents per term (rows are terms)
         idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
         if len(idf):

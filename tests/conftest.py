@@ -1,0 +1,50 @@
+"""Shared fixtures: where the reference data lives, and small benchmark builders."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def shared_data_dir() -> Path:
+    """$HARNESS_DATA_DIR (set by .ci/run), else ../shared/data beside the checkout."""
+    env = os.environ.get("HARNESS_DATA_DIR")
+    return Path(env) if env else ROOT.parent / "shared" / "data"
+
+
+GENERAL_WIKI = shared_data_dir() / "redqa" / "general-wiki.json"
+
+
+@pytest.fixture
+def general_wiki() -> Path:
+    if not GENERAL_WIKI.is_file():
+        pytest.skip(f"reference data absent: {GENERAL_WIKI}")
+    return GENERAL_WIKI
+
+
+def write_redqa(path: Path, *, corpus: dict | None = None, queries: list | None = None) -> Path:
+    """Write a small valid RedQA file; pass corpus/queries to override parts of it."""
+    data = {
+        "metadata": {},
+        "queries": queries
+        if queries is not None
+        else [
+            {"query_id": "q1", "question": "alpha beta", "gold_chunk_groups": [["c1"], ["c2", "c3"]]},
+            {"query_id": "q2", "question": "gamma", "gold_chunk_groups": [["c3"]]},
+        ],
+        "corpus": corpus
+        if corpus is not None
+        else {
+            "c1": {"content": "alpha text here"},
+            "c2": {"content": "beta text"},
+            "c3": {"content": "beta gamma text"},
+            "c4": {"content": "unrelated words"},
+        },
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path

@@ -1,0 +1,184 @@
+"""End to end: `python -m harness` in a temp directory, as a user runs it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import GENERAL_WIKI, ROOT, write_redqa
+
+
+def harness(*args, cwd, env=None, check=True):
+    """Run `python -m harness ARGS` in cwd with the checkout importable; return the result."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd, env=full_env, capture_output=True, text=True, check=check, timeout=300,
+    )
+
+
+def test_default_run_prints_table_and_writes_cell(tmp_path):
+    out = harness(cwd=tmp_path).stdout
+    assert "demo · bm25 · 48 queries" in out
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("stratum"))
+    assert header.split() == [
+        "stratum", "n", "coverage@5", "perfrecall@5", "ndcg@5", "mrr@5",
+        "coverage@10", "perfrecall@10", "ndcg@10", "mrr@10",
+    ]
+    rows = [line.split() for line in lines if line.startswith(("overall", "hop="))]
+    assert [r[0] for r in rows] == ["overall", "hop=1", "hop=2", "hop=3", "hop=4"]
+    cell = tmp_path / "results" / "demo" / "bm25"
+    assert sorted(p.name for p in cell.iterdir()) == [
+        "config.yaml", "metrics.json", "per_query.csv", "run.trec", "timings.json"
+    ]
+    doc = json.loads((cell / "metrics.json").read_text())
+    overall = doc["results"]["overall"]
+    assert overall["n"] == int(rows[0][1]) == 48
+    assert f"{100 * overall['mean']['ndcg@10']:.2f}" == rows[0][8]
+    assert doc["benchmark"]["checksum"].startswith("sha256:")
+    assert doc["config"]["retriever"]["k1"] == 1.5
+    assert doc["provenance"]["versions"]["numpy"]
+    per_query = (cell / "per_query.csv").read_text().splitlines()
+    assert per_query[0].startswith("query_id,hop,n_groups,coverage@5")
+    assert len(per_query) == 49
+    trec = (cell / "run.trec").read_text().splitlines()
+    assert len(trec) == 48 * 100 and trec[0].split()[1::2] == ["Q0", "1", "bm25"]
+
+
+def test_rerun_is_byte_identical(tmp_path):
+    harness(cwd=tmp_path)
+    cell = tmp_path / "results" / "demo" / "bm25"
+    first = {p.name: p.read_bytes() for p in cell.iterdir() if p.name != "timings.json"}
+    harness(cwd=tmp_path)
+    second = {p.name: p.read_bytes() for p in cell.iterdir() if p.name != "timings.json"}
+    assert first == second
+
+
+def test_bm25_run_does_not_import_torch(tmp_path):
+    code = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print('TORCH_LOADED' if 'torch' in sys.modules else 'NO_TORCH'))\n"
+        "sys.argv = ['harness']\n"
+        "runpy.run_module('harness', run_name='__main__', alter_sys=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("NO_TORCH")
+
+
+def test_general_wiki_with_custom_cutoffs(tmp_path):
+    if not GENERAL_WIKI.is_file():
+        pytest.skip(f"reference data absent: {GENERAL_WIKI}")
+    out = harness("corpus=general-wiki", "metrics.k=[1,3,5,10,20]", "retrieval.depth=100",
+                  cwd=tmp_path, env={"HARNESS_DATA_DIR": str(GENERAL_WIKI.parent.parent)}).stdout
+    assert "general-wiki · bm25 · 688 queries" in out and "coverage@20" in out
+    doc = json.loads((tmp_path / "results/general-wiki/bm25/metrics.json").read_text())
+    assert {k: v["n"] for k, v in doc["results"]["hop"].items()} == {
+        "1": 214, "2": 175, "3": 159, "4": 140
+    }
+
+
+def _bad_file(tmp_path: Path, name: str) -> Path:
+    q = {"query_id": "q", "question": "x", "gold_chunk_groups": [["c1"]]}
+    variants = {
+        "invalid-json": None,
+        "no-question": [{"query_id": "q", "gold_chunk_groups": [["c1"]]}],
+        "empty-question": [{**q, "question": ""}],
+        "bad-groups": [{**q, "gold_chunk_groups": [["c1"], []]}],
+        "unknown-gold": [{**q, "gold_chunk_groups": [["c9"]]}],
+        "duplicate-ids": [q, q],
+    }
+    path = tmp_path / f"{name}.json"
+    if variants[name] is None:
+        path.write_text('{"queries": [')
+    else:
+        write_redqa(path, queries=variants[name])
+    return path
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("invalid-json", "invalid JSON at line 1"),
+        ("no-question", "query 'q' (queries[0]) needs a non-empty 'question'"),
+        ("empty-question", "query 'q' (queries[0]) needs a non-empty 'question'"),
+        ("bad-groups", "'gold_chunk_groups' must be a list of non-empty lists"),
+        ("unknown-gold", "gold chunk 'c9' is not in the corpus"),
+        ("duplicate-ids", "duplicate query_id 'q'"),
+    ],
+)
+def test_bad_benchmark_file(tmp_path, case, message):
+    path = _bad_file(tmp_path, case)
+    res = harness("corpus=redqa", f"corpus.path={path}", cwd=tmp_path, check=False)
+    _assert_one_line_error(res, tmp_path, message)
+    assert str(path) in res.stderr
+
+
+def _assert_one_line_error(res, cwd: Path, message: str) -> None:
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
+    assert message in res.stderr
+    results = cwd / "results"
+    assert not results.exists() or not any(results.rglob("*.json"))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["corpus=redqa", "corpus.path=/no/such/file.json"], "benchmark not found: /no/such/file.json"),
+        (["corpus=redqa"], "corpus.path is required"),
+        (["retriever=bm26"], "unknown retriever 'bm26' (did you mean 'bm25'?); valid: bm25"),
+        (["corpus=genral-wiki"], "unknown corpus 'genral-wiki' (did you mean 'general-wiki'?)"),
+        (["metrics.k=[0,10]"], "metrics.k must hold positive integers, got 0"),
+        (["retrieval.depth=5"], "retrieval.depth=5 is smaller than the largest K (10)"),
+        (["metrics.names=[coverage,ndgc]"], "unknown metric 'ndgc' (did you mean 'ndcg'?)"),
+        (["retriever.tokenizer=simpel"], "unknown tokenizer 'simpel' (did you mean 'simple'?)"),
+    ],
+)
+def test_bad_arguments(tmp_path, args, message):
+    _assert_one_line_error(harness(*args, cwd=tmp_path, check=False), tmp_path, message)
+
+
+def test_checksum_mismatch_in_data_dir(tmp_path):
+    data = tmp_path / "data"
+    (data / "redqa").mkdir(parents=True)
+    write_redqa(data / "redqa" / "general-wiki.json")
+    res = harness("corpus=general-wiki", cwd=tmp_path, env={"HARNESS_DATA_DIR": str(data)},
+                  check=False)
+    _assert_one_line_error(res, tmp_path, "checksum mismatch for")
+    assert "expected f512990911287d032ccb49bf848d2738021cf91d" in res.stderr
+
+
+def test_unwritable_results_dir(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder")
+    res = harness(f"results.dir={blocker}/results", cwd=tmp_path, check=False)
+    _assert_one_line_error(res, tmp_path, "is not writable")
+
+
+def test_non_editable_install_runs_from_any_directory(tmp_path):
+    """Build a wheel, install it into a target dir, and run from an unrelated directory."""
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels),
+                    str(ROOT)], check=True, capture_output=True, timeout=300)
+    target = tmp_path / "site"
+    wheel = next(wheels.glob("*.whl"))
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
+                    str(target), str(wheel)], check=True, capture_output=True, timeout=300)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    res = subprocess.run(
+        [sys.executable, "-m", "harness", "retriever=bm25-simple"],
+        cwd=work, env={**os.environ, "PYTHONPATH": str(target)},
+        capture_output=True, text=True, timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "demo · bm25-simple · 48 queries" in res.stdout
+    assert str(target) in json.loads(
+        (work / "results/demo/bm25-simple/metrics.json").read_text()
+    )["benchmark"]["source"]

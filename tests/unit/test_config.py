@@ -1,0 +1,61 @@
+"""Every retriever x corpus config composes against the schema; bad choices are caught early."""
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from harness.config import check_overrides, conf_dir, group_options, register
+from harness.errors import ConfigError
+from retrievers import build_retriever
+
+register()
+
+
+@pytest.fixture(scope="module")
+def hydra_ctx():
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        yield
+
+
+@pytest.mark.parametrize("retriever", group_options("retriever"))
+@pytest.mark.parametrize("corpus", group_options("corpus"))
+def test_every_cell_composes(hydra_ctx, retriever, corpus):
+    overrides = [f"retriever={retriever}", f"corpus={corpus}"]
+    if corpus in ("redqa", "beir"):
+        overrides.append("corpus.path=/data/x")
+    cfg = compose(config_name="config", overrides=overrides)
+    resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    assert resolved["corpus"]["format"] in ("redqa", "beir")
+    assert resolved["retriever"]["name"] == retriever
+    build_retriever(resolved["retriever"])  # validates parameters, loads nothing
+
+
+def test_named_corpora_are_pinned(hydra_ctx):
+    for name in ("finance", "patent", "legal", "general-wiki"):
+        c = compose(config_name="config", overrides=[f"corpus={name}"]).corpus
+        assert len(c.git_blob_sha1) == 40 and c.file == f"redqa/{name}.json"
+        assert "5667e3cd432cdc55c0abe0a3893132cd43a07d2d" in c.url
+
+
+def test_schema_rejects_wrong_types_and_typos(hydra_ctx):
+    with pytest.raises(Exception, match="k"):
+        compose(config_name="config", overrides=["metrics.k=[ten]"])
+    with pytest.raises(Exception, match="dpeth"):
+        compose(config_name="config", overrides=["retrieval.dpeth=3"])
+
+
+def test_check_overrides_did_you_mean():
+    with pytest.raises(ConfigError, match=r"unknown retriever 'bm26' \(did you mean 'bm25'\?\)"):
+        check_overrides(["retriever=bm26"])
+    with pytest.raises(ConfigError, match=r"unknown corpus 'genral-wiki'.*valid: beir, demo"):
+        check_overrides(["corpus=demo,genral-wiki"])
+    check_overrides(["retriever=bm25,bm25-simple", "corpus.path=x", "retrieval.depth=3"])
+
+
+def test_bad_retriever_parameters():
+    with pytest.raises(ConfigError, match="retriever.b must be in"):
+        build_retriever({"name": "bm25", "type": "bm25", "b": 2})
+    with pytest.raises(ConfigError, match="unknown tokenizer 'simpel'.*did you mean 'simple'"):
+        build_retriever({"name": "bm25", "type": "bm25", "tokenizer": "simpel"})
+    with pytest.raises(ConfigError, match="unknown retriever type 'bm52'"):
+        build_retriever({"name": "x", "type": "bm52"})

@@ -1,0 +1,49 @@
+"""Per-query scoring and aggregation: NaN exclusion, missing queries, strata."""
+
+import math
+
+import numpy as np
+import pytest
+
+from harness.evaluate import aggregate, per_query
+from harness.strata import hop_label, label_order, stratify
+from harness.types import Benchmark, Chunk, Query, Run
+from metrics.registry import metrics_for
+
+
+def _bench():
+    corpus = {c: Chunk(c, c) for c in "abcd"}
+    queries = (
+        Query("q1", "x", (frozenset("a"),)),
+        Query("q2", "x", (frozenset("a"), frozenset("b"))),
+        Query("q3", "x", ()),  # no gold
+        Query("q4", "x", (frozenset("c"),)),  # not in the run
+    )
+    return Benchmark("t", corpus, queries, "sha256:0", "mem")
+
+
+def test_per_query_and_aggregate():
+    bench = _bench()
+    run = Run.from_scores("r", {"q1": [("a", 1)], "q2": [("b", 2), ("d", 1)], "q3": [("a", 1)]}, 10)
+    values = per_query(bench, run, metrics_for(["coverage"], [1], depth=10))
+    cov = values["coverage@1"]
+    assert cov[0] == 1.0 and cov[1] == 0.5 and math.isnan(cov[2]) and cov[3] == 0.0
+    agg = aggregate(values, stratify(bench))
+    assert agg["overall"]["n"] == 4
+    assert agg["overall"]["excluded"]["coverage@1"] == 1
+    assert agg["overall"]["mean"]["coverage@1"] == pytest.approx(1.5 / 3)
+    assert list(agg["hop"]) == ["0", "1", "2"]
+    assert agg["hop"]["1"]["n"] == 2 and agg["hop"]["1"]["mean"]["coverage@1"] == 0.5
+    assert agg["hop"]["0"]["mean"]["coverage@1"] is None
+
+
+def test_hop_labels():
+    q = Query("q", "x", tuple(frozenset({str(i)}) for i in range(6)))
+    assert hop_label(q) == "5+"
+    assert label_order(["5+", "10", "2", "n/a"]) == ["2", "5+", "10", "n/a"]
+
+
+def test_summary_mean_is_exact_over_defined_values():
+    values = {"m": np.array([0.1] * 10 + [np.nan])}
+    agg = aggregate(values, {})
+    assert agg["overall"]["mean"]["m"] == 0.1 * 10 / 10

@@ -1,0 +1,27 @@
+"""Canonical ranking: score descending, ties by chunk id descending (byte order), cut at depth."""
+
+import pytest
+
+from harness.types import Run, canonical
+
+
+def test_ties_break_by_id_descending_in_byte_order():
+    r = canonical([("b", 1.0), ("é", 1.0), ("a", 1.0), ("z", 0.5)], depth=10)
+    assert r.ids == ("é", "b", "a", "z")  # U+00E9 sorts after ASCII, as its UTF-8 bytes do
+
+
+def test_depth_cut_and_duplicate_ids_keep_best_score():
+    r = canonical([("a", 1.0), ("b", 3.0), ("a", 5.0), ("c", 2.0)], depth=2)
+    assert r.ids == ("a", "b")
+    assert r.scores == (5.0, 3.0)
+
+
+def test_nan_score_is_rejected():
+    with pytest.raises(ValueError, match="NaN"):
+        canonical([("a", float("nan"))], depth=1)
+
+
+def test_missing_query_has_empty_ranking():
+    run = Run.from_scores("r", {"q1": [("a", 1.0)]}, depth=5)
+    assert run["q2"].ids == ()
+    assert "q1" in run and "q2" not in run
