@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def shared_data_dir() -> Path:
     """$HARNESS_DATA_DIR (set by .ci/run), else ../shared/data beside the checkout."""
     env = os.environ.get("HARNESS_DATA_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "data"
+    return Path(env).resolve() if env else ROOT.parent / "shared" / "data"
 
 
 GENERAL_WIKI = shared_data_dir() / "redqa" / "general-wiki.json"
