@@ -1,4 +1,4 @@
-"""`python -m harness retriever=... corpus=...`: score one retriever on one benchmark (Hydra CLI)."""
+"""`python -m harness retriever=... corpus=...`: score a retriever on a benchmark (Hydra CLI)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,9 @@ def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
         bench = load_beir(path, name=name, split=cfg.get("split") or "test")
     if cfg.get("git_blob_sha1"):
         meta = dict(bench.metadata, git_blob_sha1=cfg["git_blob_sha1"])
-        bench = Benchmark(bench.name, bench.corpus, bench.queries, bench.checksum, bench.source, meta)
+        bench = Benchmark(
+            bench.name, bench.corpus, bench.queries, bench.checksum, bench.source, meta
+        )
     return bench
 
 
@@ -84,7 +86,9 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
     corpus = _redqa_corpus(path, data.get("corpus"))
     raw_queries = data.get("queries")
     if not isinstance(raw_queries, list):
-        raise BenchmarkError(f"{path}: 'queries' must be a list (found {type(raw_queries).__name__})")
+        raise BenchmarkError(
+            f"{path}: 'queries' must be a list (found {type(raw_queries).__name__})"
+        )
     queries = tuple(_redqa_query(path, i, q, corpus) for i, q in enumerate(raw_queries))
     _check_unique(path, queries)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
@@ -265,7 +269,9 @@ def _beir_qrels(
         try:
             grade = int(grade_text)
         except ValueError:
-            raise BenchmarkError(f"{path}:{line_no}: score '{grade_text}' is not an integer") from None
+            raise BenchmarkError(
+                f"{path}:{line_no}: score '{grade_text}' is not an integer"
+            ) from None
         if qid not in texts:
             raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
         if cid not in corpus:

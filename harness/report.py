@@ -17,9 +17,7 @@ def table(aggregated: Mapping[str, Any], metric_names: Sequence[str]) -> str:
         if strat != "overall":
             rows += [(f"{strat}={label}", summary) for label, summary in by_label.items()]
     header = ["stratum", "n", *metric_names]
-    body = [
-        [name, str(s["n"]), *(_pct(s["mean"][m]) for m in metric_names)] for name, s in rows
-    ]
+    body = [[name, str(s["n"]), *(_pct(s["mean"][m]) for m in metric_names)] for name, s in rows]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def fmt(cells: list[str]) -> str:

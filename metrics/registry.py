@@ -1,4 +1,4 @@
-"""Metric names ("coverage@10") parsed into metric objects; the registry is the list of valid names."""
+"""Metric names such as "coverage@10" parsed into metric objects; the registry lists valid names."""
 
 from __future__ import annotations
 

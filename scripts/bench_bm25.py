@@ -64,8 +64,12 @@ def best_of(fn, repeat: int) -> tuple[float, list[float], object]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default = Path(os.environ.get("HARNESS_DATA_DIR", ROOT.parent / "shared" / "data"))
-    parser.add_argument("--file", type=Path, default=default / "redqa" / "general-wiki.json",
-                        help="RedQA JSON file (default: $HARNESS_DATA_DIR/redqa/general-wiki.json)")
+    parser.add_argument(
+        "--file",
+        type=Path,
+        default=default / "redqa" / "general-wiki.json",
+        help="RedQA JSON file (default: $HARNESS_DATA_DIR/redqa/general-wiki.json)",
+    )
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best is kept")
     args = parser.parse_args()
@@ -80,21 +84,34 @@ def main() -> int:
     diff_all = sum(run[q.query_id].ids != ref[q.query_id].ids for q in bench.queries)
     max_score_gap = max(
         float(np.max(np.abs(np.subtract(run[q.query_id].scores, ref[q.query_id].scores))))
-        for q in bench.queries if run[q.query_id].ids == ref[q.query_id].ids
+        for q in bench.queries
+        if run[q.query_id].ids == ref[q.query_id].ids
     )
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}")
-    print(f"data: {args.file} ({len(bench.corpus)} chunks, {len(bench.queries)} queries), "
-          f"top-{args.depth}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}"
+    )
+    print(
+        f"data: {args.file} ({len(bench.corpus)} chunks, {len(bench.queries)} queries), "
+        f"top-{args.depth}"
+    )
     print("| implementation | index + retrieval (best) | all runs |")
     print("|---|---|---|")
-    print(f"| harness BM25 (sparse matrix) | {t_ours:.3f} s | "
-          f"{', '.join(f'{t:.3f}' for t in all_ours)} |")
-    print(f"| rank_bm25 BM25Okapi, get_scores + argsort per query | {t_ref:.3f} s | "
-          f"{', '.join(f'{t:.3f}' for t in all_ref)} |")
-    print(f"speed-up: {t_ref / t_ours:.1f}x (median-based: "
-          f"{statistics.median(all_ref) / statistics.median(all_ours):.1f}x)")
-    print(f"queries whose top-10 differs: {diff10}; whose top-{args.depth} differs: {diff_all}; "
-          f"max |score difference| on identical lists: {max_score_gap:.2e}")
+    print(
+        f"| harness BM25 (sparse matrix) | {t_ours:.3f} s | "
+        f"{', '.join(f'{t:.3f}' for t in all_ours)} |"
+    )
+    print(
+        f"| rank_bm25 BM25Okapi, get_scores + argsort per query | {t_ref:.3f} s | "
+        f"{', '.join(f'{t:.3f}' for t in all_ref)} |"
+    )
+    print(
+        f"speed-up: {t_ref / t_ours:.1f}x (median-based: "
+        f"{statistics.median(all_ref) / statistics.median(all_ours):.1f}x)"
+    )
+    print(
+        f"queries whose top-10 differs: {diff10}; whose top-{args.depth} differs: {diff_all}; "
+        f"max |score difference| on identical lists: {max_score_gap:.2e}"
+    )
     return 0 if diff10 == 0 else 1
 
 

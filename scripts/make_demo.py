@@ -24,9 +24,18 @@ Ravensholt Saltmarrow Thistleby Umberleigh Varrowick Wendlecombe Yarrowfield""".
 RIVERS = """Amble Brune Colworth Dace Elvet Fallow Glaze Hurn Idden Kell Lusk Merrow""".split()
 REGIONS = ["Upper Vale", "Saltmarsh Coast", "Northern Fells", "Greyheath Downs"]
 TRADES = [
-    "wool weaving", "salt panning", "clockmaking", "glassblowing", "boatbuilding",
-    "cheese making", "slate quarrying", "paper milling", "rope making", "hop growing",
-    "tin mining", "lace making",
+    "wool weaving",
+    "salt panning",
+    "clockmaking",
+    "glassblowing",
+    "boatbuilding",
+    "cheese making",
+    "slate quarrying",
+    "paper milling",
+    "rope making",
+    "hop growing",
+    "tin mining",
+    "lace making",
 ]
 FIRST = """Agnes Bartholomew Cecily Dunstan Edith Fulke Gilbert Hawise Isolde Jocelin
 Lettice Matilda Nicholas Osbert Petronel Ranulf Sabina Theobald Ursula Walter Yvette
@@ -34,14 +43,22 @@ Aldred Beatrix Crispin""".split()
 LAST = """Ashdown Blackmere Coldridge Drummond Evesham Farrow Gilchrist Holloway Ingram Kettle
 Lockwood Marchbank Nettleton Oakshott Pennick Quayle Rendall Stainforth Tollemache Underhill
 Vance Whitlock Yardley Ambrose""".split()
-PROFESSIONS = ["surveyor", "wool merchant", "abbess", "engineer", "cartographer",
-               "shipwright", "miller", "physician"]
+PROFESSIONS = [
+    "surveyor",
+    "wool merchant",
+    "abbess",
+    "engineer",
+    "cartographer",
+    "shipwright",
+    "miller",
+    "physician",
+]
 
 
 def build(seed: int = 7) -> dict:
     rng = random.Random(seed)
     towns = {}
-    founders = rng.sample([f"{f} {l}" for f, l in zip(FIRST, LAST)], len(TOWNS))
+    founders = rng.sample([f"{first} {last}" for first, last in zip(FIRST, LAST)], len(TOWNS))
     for i, name in enumerate(TOWNS):
         towns[name] = {
             "river": RIVERS[i % len(RIVERS)] if i < 12 else rng.choice(RIVERS),
@@ -72,7 +89,8 @@ def build(seed: int = 7) -> dict:
             f"{name} is a market town in the {t['region']} region, on the banks of the River "
             f"{t['river']}. It received its charter in {t['founded']} and was laid out by its "
             f"founder, {t['founder']}.",
-            (name, "river"), (name, "founder"),
+            (name, "river"),
+            (name, "founder"),
         )
         add(
             f"{name}_economy",
@@ -84,7 +102,8 @@ def build(seed: int = 7) -> dict:
             f"{name}_twinning",
             f"{name} has been twinned with {t['twin']} since {t['twinned']}, and delegations "
             f"from both towns meet every summer.",
-            (name, "twin"), (t["twin"], "twin"),
+            (name, "twin"),
+            (t["twin"], "twin"),
         )
     for i, (name, t) in enumerate(towns.items()):
         if i % 2 == 0:  # travel notes restate river and founder: redundant evidence
@@ -92,7 +111,8 @@ def build(seed: int = 7) -> dict:
                 f"{name}_travel",
                 f"Travel notes: walkers arriving in {name} follow the towpath of the "
                 f"{t['river']} to the statue of {t['founder']}, who planned the streets.",
-                (name, "river"), (name, "founder"),
+                (name, "river"),
+                (name, "founder"),
             )
         if i % 3 == 0:  # a guild record restates the trade
             add(
@@ -106,7 +126,8 @@ def build(seed: int = 7) -> dict:
             f"{person.replace(' ', '')}_biography",
             f"{person} was a {p['profession']} born in {p['born']}, remembered today as the "
             f"founder of {p['town']}.",
-            (person, "born"), (p["town"], "founder"),
+            (person, "born"),
+            (p["town"], "founder"),
         )
 
     def g(key: tuple[str, str]) -> list[str]:
@@ -133,9 +154,14 @@ def build(seed: int = 7) -> dict:
                 groups = [g((name, "twin")), g((t["twin"], "founder")), g((founder, "born"))]
                 answer = birth
             else:
-                text = f"What trade sustains the birthplace of the founder of the twin of {name} today?"
+                text = (
+                    "What trade sustains the birthplace of the founder of the twin of "
+                    f"{name} today?"
+                )
                 groups = [
-                    g((name, "twin")), g((t["twin"], "founder")), g((founder, "born")),
+                    g((name, "twin")),
+                    g((t["twin"], "founder")),
+                    g((founder, "born")),
                     g((birth, "trade")),
                 ]
                 answer = towns[birth]["trade"]

@@ -34,7 +34,11 @@ def write_redqa(path: Path, *, corpus: dict | None = None, queries: list | None 
         "queries": queries
         if queries is not None
         else [
-            {"query_id": "q1", "question": "alpha beta", "gold_chunk_groups": [["c1"], ["c2", "c3"]]},
+            {
+                "query_id": "q1",
+                "question": "alpha beta",
+                "gold_chunk_groups": [["c1"], ["c2", "c3"]],
+            },
             {"query_id": "q2", "question": "gamma", "gold_chunk_groups": [["c3"]]},
         ],
         "corpus": corpus

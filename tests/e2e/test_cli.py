@@ -16,7 +16,12 @@ def harness(*args, cwd, env=None, check=True):
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "harness", *args],
-        cwd=cwd, env=full_env, capture_output=True, text=True, check=check, timeout=300,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=300,
     )
 
 
@@ -26,14 +31,26 @@ def test_default_run_prints_table_and_writes_cell(tmp_path):
     lines = out.splitlines()
     header = next(line for line in lines if line.startswith("stratum"))
     assert header.split() == [
-        "stratum", "n", "coverage@5", "perfrecall@5", "ndcg@5", "mrr@5",
-        "coverage@10", "perfrecall@10", "ndcg@10", "mrr@10",
+        "stratum",
+        "n",
+        "coverage@5",
+        "perfrecall@5",
+        "ndcg@5",
+        "mrr@5",
+        "coverage@10",
+        "perfrecall@10",
+        "ndcg@10",
+        "mrr@10",
     ]
     rows = [line.split() for line in lines if line.startswith(("overall", "hop="))]
     assert [r[0] for r in rows] == ["overall", "hop=1", "hop=2", "hop=3", "hop=4"]
     cell = tmp_path / "results" / "demo" / "bm25"
     assert sorted(p.name for p in cell.iterdir()) == [
-        "config.yaml", "metrics.json", "per_query.csv", "run.trec", "timings.json"
+        "config.yaml",
+        "metrics.json",
+        "per_query.csv",
+        "run.trec",
+        "timings.json",
     ]
     doc = json.loads((cell / "metrics.json").read_text())
     overall = doc["results"]["overall"]
@@ -66,20 +83,34 @@ def test_bm25_run_does_not_import_torch(tmp_path):
         "runpy.run_module('harness', run_name='__main__', alter_sys=True)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.strip().endswith("NO_TORCH")
 
 
 def test_general_wiki_with_custom_cutoffs(tmp_path):
     if not GENERAL_WIKI.is_file():
         pytest.skip(f"reference data absent: {GENERAL_WIKI}")
-    out = harness("corpus=general-wiki", "metrics.k=[1,3,5,10,20]", "retrieval.depth=100",
-                  cwd=tmp_path, env={"HARNESS_DATA_DIR": str(GENERAL_WIKI.parent.parent)}).stdout
+    out = harness(
+        "corpus=general-wiki",
+        "metrics.k=[1,3,5,10,20]",
+        "retrieval.depth=100",
+        cwd=tmp_path,
+        env={"HARNESS_DATA_DIR": str(GENERAL_WIKI.parent.parent)},
+    ).stdout
     assert "general-wiki · bm25 · 688 queries" in out and "coverage@20" in out
     doc = json.loads((tmp_path / "results/general-wiki/bm25/metrics.json").read_text())
     assert {k: v["n"] for k, v in doc["results"]["hop"].items()} == {
-        "1": 214, "2": 175, "3": 159, "4": 140
+        "1": 214,
+        "2": 175,
+        "3": 159,
+        "4": 140,
     }
 
 
@@ -130,7 +161,10 @@ def _assert_one_line_error(res, cwd: Path, message: str) -> None:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["corpus=redqa", "corpus.path=/no/such/file.json"], "benchmark not found: /no/such/file.json"),
+        (
+            ["corpus=redqa", "corpus.path=/no/such/file.json"],
+            "benchmark not found: /no/such/file.json",
+        ),
         (["corpus=redqa"], "corpus.path is required"),
         (["retriever=bm26"], "unknown retriever 'bm26' (did you mean 'bm25'?); valid: bm25"),
         (["corpus=genral-wiki"], "unknown corpus 'genral-wiki' (did you mean 'general-wiki'?)"),
@@ -148,8 +182,9 @@ def test_checksum_mismatch_in_data_dir(tmp_path):
     data = tmp_path / "data"
     (data / "redqa").mkdir(parents=True)
     write_redqa(data / "redqa" / "general-wiki.json")
-    res = harness("corpus=general-wiki", cwd=tmp_path, env={"HARNESS_DATA_DIR": str(data)},
-                  check=False)
+    res = harness(
+        "corpus=general-wiki", cwd=tmp_path, env={"HARNESS_DATA_DIR": str(data)}, check=False
+    )
     _assert_one_line_error(res, tmp_path, "checksum mismatch for")
     assert "expected f512990911287d032ccb49bf848d2738021cf91d" in res.stderr
 
@@ -164,21 +199,45 @@ def test_unwritable_results_dir(tmp_path):
 def test_non_editable_install_runs_from_any_directory(tmp_path):
     """Build a wheel, install it into a target dir, and run from an unrelated directory."""
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels),
-                    str(ROOT)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     target = tmp_path / "site"
     wheel = next(wheels.glob("*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
-                    str(target), str(wheel)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     work = tmp_path / "elsewhere"
     work.mkdir()
     res = subprocess.run(
         [sys.executable, "-m", "harness", "retriever=bm25-simple"],
-        cwd=work, env={**os.environ, "PYTHONPATH": str(target)},
-        capture_output=True, text=True, timeout=300,
+        cwd=work,
+        env={**os.environ, "PYTHONPATH": str(target)},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert res.returncode == 0, res.stderr
     assert "demo · bm25-simple · 48 queries" in res.stdout
-    assert str(target) in json.loads(
-        (work / "results/demo/bm25-simple/metrics.json").read_text()
-    )["benchmark"]["source"]
+    assert (
+        str(target)
+        in json.loads((work / "results/demo/bm25-simple/metrics.json").read_text())["benchmark"][
+            "source"
+        ]
+    )

@@ -2,8 +2,6 @@
 
 import csv
 
-import pytest
-
 from harness.run import run_cell
 from tests.conftest import ROOT
 
@@ -23,10 +21,21 @@ def test_bm25_general_wiki_matches_published(general_wiki, tmp_path):
     expected = _published("general-wiki", "bm25", "rare-authors-repo")
     assert set(expected) == {"coverage@10", "perfrecall@10", "ndcg@10", "mrr@10"}
     cfg = {
-        "retriever": {"name": "bm25", "type": "bm25", "k1": 1.5, "b": 0.75, "epsilon": 0.25,
-                      "tokenizer": "whitespace", "stopwords": False},
-        "corpus": {"name": "general-wiki", "format": "redqa", "path": str(general_wiki),
-                   "git_blob_sha1": "f512990911287d032ccb49bf848d2738021cf91d"},
+        "retriever": {
+            "name": "bm25",
+            "type": "bm25",
+            "k1": 1.5,
+            "b": 0.75,
+            "epsilon": 0.25,
+            "tokenizer": "whitespace",
+            "stopwords": False,
+        },
+        "corpus": {
+            "name": "general-wiki",
+            "format": "redqa",
+            "path": str(general_wiki),
+            "git_blob_sha1": "f512990911287d032ccb49bf848d2738021cf91d",
+        },
         "metrics": {"names": ["coverage", "perfrecall", "ndcg", "mrr"], "k": [10]},
         "retrieval": {"depth": 10},
         "results": {"dir": str(tmp_path), "write": False},
@@ -35,7 +44,10 @@ def test_bm25_general_wiki_matches_published(general_wiki, tmp_path):
     overall = result.aggregated["overall"]
     assert overall["n"] == 688
     assert {h: s["n"] for h, s in result.aggregated["hop"].items()} == {
-        "1": 214, "2": 175, "3": 159, "4": 140
+        "1": 214,
+        "2": 175,
+        "3": 159,
+        "4": 140,
     }
     for metric, published in expected.items():
         ours = 100 * overall["mean"][metric]

@@ -42,8 +42,13 @@ def server(tmp_path):
 
 
 def _cfg(url: str, sha1: str) -> dict:
-    return {"name": "mini", "format": "redqa", "file": "redqa/mini.json", "url": url,
-            "git_blob_sha1": sha1}
+    return {
+        "name": "mini",
+        "format": "redqa",
+        "file": "redqa/mini.json",
+        "url": url,
+        "git_blob_sha1": sha1,
+    }
 
 
 def test_download_verify_and_reuse(server, tmp_path, monkeypatch):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from harness.benchmarks import load_benchmark, load_beir, load_redqa
+from harness.benchmarks import load_beir, load_benchmark, load_redqa
 from harness.errors import BenchmarkError, ConfigError
 from tests.conftest import write_redqa
 
@@ -32,13 +32,31 @@ def test_packaged_demo_loads():
 
 
 BAD_QUERIES = [
-    ([{"question": "x", "gold_chunk_groups": [["c1"]]}], r"queries\[0\] needs a non-empty string 'query_id'"),
-    ([{"query_id": "q", "gold_chunk_groups": [["c1"]]}], r"query 'q' \(queries\[0\]\) needs a non-empty 'question'"),
-    ([{"query_id": "q", "question": "  ", "gold_chunk_groups": [["c1"]]}], r"query 'q'.*non-empty 'question'"),
-    ([{"query_id": "q", "question": "x", "gold_chunk_groups": [[]]}], r"query 'q'.*list of non-empty lists"),
-    ([{"query_id": "q", "question": "x", "gold_chunk_groups": ["c1"]}], r"query 'q'.*list of non-empty lists"),
+    (
+        [{"question": "x", "gold_chunk_groups": [["c1"]]}],
+        r"queries\[0\] needs a non-empty string 'query_id'",
+    ),
+    (
+        [{"query_id": "q", "gold_chunk_groups": [["c1"]]}],
+        r"query 'q' \(queries\[0\]\) needs a non-empty 'question'",
+    ),
+    (
+        [{"query_id": "q", "question": "  ", "gold_chunk_groups": [["c1"]]}],
+        r"query 'q'.*non-empty 'question'",
+    ),
+    (
+        [{"query_id": "q", "question": "x", "gold_chunk_groups": [[]]}],
+        r"query 'q'.*list of non-empty lists",
+    ),
+    (
+        [{"query_id": "q", "question": "x", "gold_chunk_groups": ["c1"]}],
+        r"query 'q'.*list of non-empty lists",
+    ),
     ([{"query_id": "q", "question": "x"}], r"query 'q'.*'gold_chunk_groups' must be"),
-    ([{"query_id": "q", "question": "x", "gold_chunk_groups": [["nope"]]}], r"query 'q'.*gold chunk 'nope' is not in the corpus"),
+    (
+        [{"query_id": "q", "question": "x", "gold_chunk_groups": [["nope"]]}],
+        r"query 'q'.*gold chunk 'nope' is not in the corpus",
+    ),
     (
         [{"query_id": "q", "question": "x", "gold_chunk_groups": [["c1"]]}] * 2,
         r"duplicate query_id 'q'",
@@ -77,14 +95,22 @@ def test_unknown_format():
         load_benchmark({"format": "csv", "path": "x"})
 
 
-def _beir(tmp_path, qrels="query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\nq1\td3\t1\nq2\td2\t0\n"):
+def _beir(
+    tmp_path, qrels="query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\nq1\td3\t1\nq2\td2\t0\n"
+):
     folder = tmp_path / "scifact"
     (folder / "qrels").mkdir(parents=True)
-    docs = [{"_id": "d1", "title": "T1", "text": "one"}, {"_id": "d2", "text": "two"},
-            {"_id": "d3", "title": "", "text": "three"}]
+    docs = [
+        {"_id": "d1", "title": "T1", "text": "one"},
+        {"_id": "d2", "text": "two"},
+        {"_id": "d3", "title": "", "text": "three"},
+    ]
     (folder / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in docs))
-    qs = [{"_id": "q1", "text": "first"}, {"_id": "q2", "text": "second"},
-          {"_id": "q3", "text": "train only"}]
+    qs = [
+        {"_id": "q1", "text": "first"},
+        {"_id": "q2", "text": "second"},
+        {"_id": "q3", "text": "train only"},
+    ]
     (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in qs))
     (folder / "qrels" / "test.tsv").write_text(qrels)
     return folder

@@ -34,5 +34,7 @@ def test_nonpositive_k(ks):
 
 
 def test_depth_below_k():
-    with pytest.raises(ConfigError, match=r"retrieval.depth=5 is smaller than the largest K \(10\)"):
+    with pytest.raises(
+        ConfigError, match=r"retrieval.depth=5 is smaller than the largest K \(10\)"
+    ):
         metrics_for(["coverage"], [1, 10], depth=5)
