@@ -131,3 +131,14 @@ def test_beir_errors(tmp_path):
         load_beir(_beir(tmp_path, "query-id\tcorpus-id\tscore\nq1\tzz\t1\n"), name="s")
     with pytest.raises(BenchmarkError, match=r"splits found: test \(set corpus.split\)"):
         load_beir(tmp_path / "scifact", name="s", split="dev")
+
+
+def test_packaged_demo_is_what_the_generator_writes():
+    import importlib.util
+
+    from tests.conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("make_demo", ROOT / "scripts" / "make_demo.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert json.loads(mod.OUT.read_text()) == mod.build()
