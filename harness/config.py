@@ -7,10 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import OverrideType
+from omegaconf import MISSING, DictConfig
 
-from harness.errors import unknown_name
+from harness.errors import ConfigError, did_you_mean, unknown_name
 
 
 def conf_dir() -> Path:
@@ -29,19 +32,71 @@ def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
 
 
+_PREFIX = {OverrideType.ADD: "+", OverrideType.FORCE_ADD: "++", OverrideType.DEL: "~"}
+
+
 def check_overrides(argv: Sequence[str]) -> None:
-    """Fail early, with a did-you-mean, on an unknown config-group choice in the overrides."""
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        group = key.lstrip("+~")
-        if not sep or group not in GROUPS or "(" in value:
+    """Fail early with one clear line on a bad override: an unknown group choice or key
+    (with a did-you-mean), or a value of the wrong type. Sweeps are checked on every
+    group choice and on the first value of every other key."""
+    try:
+        parsed = OverridesParser.create().parse_overrides([a for a in argv if a[:1] != "-"])
+    except Exception as exc:  # Hydra's grammar errors
+        raise ConfigError(f"cannot parse the overrides: {_one_line(exc)}") from None
+    groups, others = [], []
+    for o in parsed:
+        key = o.key_or_group
+        if key.split(".")[0].split("/")[0] == "hydra":
             continue
-        options = group_options(group)
-        for choice in value.split(","):
-            if choice and choice not in options:
-                raise unknown_name(
-                    group, choice, options, f"add conf/{group}/{choice}.yaml or fix '{arg}'"
-                )
+        values = list(o.sweep_string_iterator()) if o.is_sweep_override() else None
+        if key in GROUPS and o.type != OverrideType.DEL:
+            options = group_options(key)
+            for choice in values or [o.get_value_element_as_str()]:
+                if choice not in options:
+                    raise unknown_name(
+                        key,
+                        choice,
+                        options,
+                        f"add conf/{key}/{choice}.yaml or fix '{o.input_line}'",
+                    )
+        first = f"{_PREFIX.get(o.type, '')}{key}={values[0]}" if values else o.input_line
+        (groups if key in GROUPS else others).append((o, first))
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        base = compose(config_name="config", overrides=[f for _, f in groups])
+        for o, _ in others:
+            if o.type == OverrideType.CHANGE:
+                _check_key(base, o.key_or_group)
+        try:
+            compose(config_name="config", overrides=[f for _, f in groups + others])
+        except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
+            raise ConfigError(_one_line(exc)) from None
+
+
+def _check_key(cfg: DictConfig, dotted: str) -> None:
+    node: Any = cfg
+    walked: list[str] = []
+    for part in dotted.split("."):
+        # keys(), not `in`: OmegaConf's `in` is False for a key whose value is ??? (missing).
+        if not isinstance(node, DictConfig) or part not in node.keys():
+            where = ".".join(walked)
+            valid = list(node.keys()) if isinstance(node, DictConfig) else []
+            raise ConfigError(
+                f"unknown config key '{dotted}'{did_you_mean(part, valid)}; "
+                f"keys under {where or 'the top level'}: {', '.join(map(str, valid)) or 'none'}; "
+                f"use +{dotted}=... to add a new key"
+            )
+        node = node._get_node(part)  # the node itself: reading a ??? value would raise
+        walked.append(part)
+
+
+def _one_line(exc: Exception) -> str:
+    """Hydra/OmegaConf messages span lines of detail; keep the informative ones, joined."""
+    skip = ("full_key", "reference_type", "object_type", "Set the environment variable")
+    lines: list[str] = []
+    while exc is not None:
+        lines += [ln.strip() for ln in str(exc).splitlines()]
+        exc = exc.__cause__
+    return "; ".join(dict.fromkeys(ln for ln in lines if ln and not ln.startswith(skip)))
 
 
 @dataclass

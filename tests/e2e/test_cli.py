@@ -172,6 +172,8 @@ def _assert_one_line_error(res, cwd: Path, message: str) -> None:
         (["retrieval.depth=5"], "retrieval.depth=5 is smaller than the largest K (10)"),
         (["metrics.names=[coverage,ndgc]"], "unknown metric 'ndgc' (did you mean 'ndcg'?)"),
         (["retriever.tokenizer=simpel"], "unknown tokenizer 'simpel' (did you mean 'simple'?)"),
+        (["retrieval.dpeth=3"], "unknown config key 'retrieval.dpeth' (did you mean 'depth'?)"),
+        (["retrieval.depth=ten"], "Value 'ten' of type 'str' could not be converted to Integer"),
     ],
 )
 def test_bad_arguments(tmp_path, args, message):

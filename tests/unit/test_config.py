@@ -4,7 +4,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from harness.config import check_overrides, conf_dir, group_options, register
+from harness.config import conf_dir, group_options, register
 from harness.errors import ConfigError
 from retrievers import build_retriever
 
@@ -42,14 +42,6 @@ def test_schema_rejects_wrong_types_and_typos(hydra_ctx):
         compose(config_name="config", overrides=["metrics.k=[ten]"])
     with pytest.raises(Exception, match="dpeth"):
         compose(config_name="config", overrides=["retrieval.dpeth=3"])
-
-
-def test_check_overrides_did_you_mean():
-    with pytest.raises(ConfigError, match=r"unknown retriever 'bm26' \(did you mean 'bm25'\?\)"):
-        check_overrides(["retriever=bm26"])
-    with pytest.raises(ConfigError, match=r"unknown corpus 'genral-wiki'.*valid: beir, demo"):
-        check_overrides(["corpus=demo,genral-wiki"])
-    check_overrides(["retriever=bm25,bm25-simple", "corpus.path=x", "retrieval.depth=3"])
 
 
 def test_bad_retriever_parameters():
