@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 import urllib.error
 import urllib.request
@@ -58,6 +59,7 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
     once verified, so an interrupted or corrupt download never leaves a file behind.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
+    print(f"downloading {url}\n         to {dest}", file=sys.stderr)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:

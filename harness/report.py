@@ -28,8 +28,9 @@ def table(aggregated: Mapping[str, Any], metric_names: Sequence[str]) -> str:
     lines = [fmt(header), "  ".join("-" * w for w in widths), *(fmt(r) for r in body)]
     excluded = max(aggregated["overall"]["excluded"].values(), default=0)
     if excluded:
+        noun, verb = ("query", "is") if excluded == 1 else ("queries", "are")
         lines.append(
-            f"({excluded} queries without gold are excluded from the means; they are NaN "
-            f"in per_query.csv)"
+            f"({excluded} {noun} without gold {verb} left out of the means; "
+            f"NaN in per_query.csv)"
         )
     return "\n".join(lines)

@@ -114,6 +114,30 @@ def test_general_wiki_with_custom_cutoffs(tmp_path):
     }
 
 
+def test_beir_folder(tmp_path):
+    folder = tmp_path / "tiny-beir"
+    (folder / "qrels").mkdir(parents=True)
+    docs = {"d1": "salt marsh birds", "d2": "river mill wheel", "d3": "salt pans of the coast"}
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items())
+    )
+    queries = {"q1": "salt", "q2": "mill", "q3": "nothing relevant"}
+    (folder / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items())
+    )
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td3\t2\nq2\td2\t1\nq3\td1\t0\n"
+    )
+    out = harness("corpus=beir", f"corpus.path={folder}", "metrics.k=[1,2]", cwd=tmp_path).stdout
+    assert "tiny-beir · bm25 · 3 queries" in out
+    assert "(1 query without gold is left out of the means; NaN in per_query.csv)" in out
+    doc = json.loads((tmp_path / "results/tiny-beir/bm25/metrics.json").read_text())
+    overall = doc["results"]["overall"]
+    assert overall["excluded"]["coverage@2"] == 1
+    assert overall["mean"]["coverage@2"] == 1.0  # q1: both salt chunks; q2: the mill chunk
+    assert overall["mean"]["coverage@1"] == pytest.approx((0.5 + 1.0) / 2)
+
+
 def _bad_file(tmp_path: Path, name: str) -> Path:
     q = {"query_id": "q", "question": "x", "gold_chunk_groups": [["c1"]]}
     variants = {
