@@ -32,6 +32,51 @@ def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
 
 
+# Hydra's own flags: those that take a value, and those after which nothing runs.
+_VALUE_FLAGS = {
+    "--cfg",
+    "-c",
+    "--package",
+    "-p",
+    "--config-path",
+    "-cp",
+    "--config-name",
+    "-cn",
+    "--config-dir",
+    "-cd",
+    "--experimental-rerun",
+}
+_NO_RUN_FLAGS = {
+    "--help",
+    "-h",
+    "--hydra-help",
+    "--version",
+    "--shell-completion",
+    "-sc",
+    "--info",
+    "-i",
+}
+_INFO_VALUES = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
+
+
+def override_args(argv: Sequence[str]) -> list[str] | None:
+    """The override arguments among Hydra's command line; None when the command runs no job."""
+    out: list[str] = []
+    skip_next = False
+    for i, arg in enumerate(argv):
+        if skip_next:
+            skip_next = False
+        elif arg.split("=")[0] in _NO_RUN_FLAGS:
+            return None
+        elif arg in _VALUE_FLAGS:
+            skip_next = True
+        elif not arg.startswith("-") and not (
+            i and argv[i - 1] in ("--info", "-i") and arg in _INFO_VALUES
+        ):
+            out.append(arg)
+    return out
+
+
 _PREFIX = {OverrideType.ADD: "+", OverrideType.FORCE_ADD: "++", OverrideType.DEL: "~"}
 
 
@@ -39,8 +84,11 @@ def check_overrides(argv: Sequence[str]) -> None:
     """Fail early with one clear line on a bad override: an unknown group choice or key
     (with a did-you-mean), or a value of the wrong type. Sweeps are checked on every
     group choice and on the first value of every other key."""
+    args = override_args(argv)
+    if args is None:
+        return
     try:
-        parsed = OverridesParser.create().parse_overrides([a for a in argv if a[:1] != "-"])
+        parsed = OverridesParser.create().parse_overrides(args)
     except Exception as exc:  # Hydra's grammar errors
         raise ConfigError(f"cannot parse the overrides: {_one_line(exc)}") from None
     groups, others = [], []
@@ -61,6 +109,7 @@ def check_overrides(argv: Sequence[str]) -> None:
                     )
         first = f"{_PREFIX.get(o.type, '')}{key}={values[0]}" if values else o.input_line
         (groups if key in GROUPS else others).append((o, first))
+    register()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
         base = compose(config_name="config", overrides=[f for _, f in groups])
         for o, _ in others:

@@ -30,7 +30,6 @@ def table(aggregated: Mapping[str, Any], metric_names: Sequence[str]) -> str:
     if excluded:
         noun, verb = ("query", "is") if excluded == 1 else ("queries", "are")
         lines.append(
-            f"({excluded} {noun} without gold {verb} left out of the means; "
-            f"NaN in per_query.csv)"
+            f"({excluded} {noun} without gold {verb} left out of the means; NaN in per_query.csv)"
         )
     return "\n".join(lines)

@@ -267,3 +267,10 @@ def test_non_editable_install_runs_from_any_directory(tmp_path):
             "source"
         ]
     )
+
+
+def test_help_lists_groups_and_examples(tmp_path):
+    out = harness("--help", cwd=tmp_path).stdout
+    assert "Usage: python -m harness" in out
+    assert "retriever: bm25, bm25-simple" in out and "HARNESS_DATA_DIR" in out
+    assert not (tmp_path / "results").exists()

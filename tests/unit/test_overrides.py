@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.config import check_overrides
+from harness.config import check_overrides, override_args
 from harness.errors import ConfigError
 
 
@@ -26,3 +26,11 @@ def test_check_overrides_unknown_key_and_bad_value():
         check_overrides(["metrics.k=[a]"])
     with pytest.raises(ConfigError, match="cannot parse the overrides"):
         check_overrides(["metrics.k=[1"])
+
+
+def test_override_args_skips_hydra_flags():
+    argv = ["--cfg", "job", "-m", "a=1", "--config-name=config", "-cd", "/x", "b=2"]
+    assert override_args(argv) == ["a=1", "b=2"]
+    assert override_args(["--help"]) is None and override_args(["a=1", "--info"]) is None
+    check_overrides(["--cfg", "job", "retriever=bm25"])
+    check_overrides(["--help", "retriever=nonsense"])  # help runs nothing: not checked
