@@ -58,7 +58,13 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
     The bytes go to a temporary file beside dest and are renamed into place only
     once verified, so an interrupted or corrupt download never leaves a file behind.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BenchmarkError(
+            f"cannot create the data directory {dest.parent} ({exc.strerror}); "
+            f"set HARNESS_DATA_DIR to a writable folder"
+        ) from None
     print(f"downloading {url}\n         to {dest}", file=sys.stderr)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)

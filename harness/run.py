@@ -18,6 +18,7 @@ from harness.strata import stratify
 from metrics.registry import metrics_for
 from retrievers import build_retriever
 
+SCHEMA = "retrieval-harness/metrics/1"  # bump when the layout of metrics.json changes
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -104,6 +105,7 @@ def _check_name(key: str, name: str) -> None:
 def _metrics_doc(cfg, bench, metric_names, aggregated) -> dict[str, Any]:
     """Everything about the cell except timings, so reruns give byte-identical files."""
     return {
+        "schema": SCHEMA,
         "corpus": bench.name,
         "retriever": cfg["retriever"]["name"],
         "benchmark": {

@@ -92,3 +92,11 @@ def test_data_dir_default(monkeypatch):
     monkeypatch.delenv("HARNESS_DATA_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", "/x/cache")
     assert datasets.data_dir() == Path("/x/cache/retrieval-harness")
+
+
+def test_unwritable_data_dir(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(blocker / "data"))
+    with pytest.raises(BenchmarkError, match="cannot create the data directory .*HARNESS_DATA_DIR"):
+        load_benchmark(_cfg("http://127.0.0.1:9/mini.json", "1" * 40))
