@@ -65,7 +65,7 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
             f"cannot create the data directory {dest.parent} ({exc.strerror}); "
             f"set HARNESS_DATA_DIR to a writable folder"
         ) from None
-    print(f"downloading {url}\n         to {dest}", file=sys.stderr)
+    print(f"downloading {url} -> {dest}", file=sys.stderr)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
