@@ -32,47 +32,28 @@ def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
 
 
-# Hydra's own flags: those that take a value, and those after which nothing runs.
-_VALUE_FLAGS = {
-    "--cfg",
-    "-c",
-    "--package",
-    "-p",
-    "--config-path",
-    "-cp",
-    "--config-name",
-    "-cn",
-    "--config-dir",
-    "-cd",
+# Hydra's own flags that take a value; and those after which no job runs, or that point
+# Hydra at another config (the check below composes this package's config, so it stands aside).
+_VALUE_FLAGS = {"--cfg", "-c", "--package", "-p"}
+_UNCHECKED_FLAGS = {
+    *("--help", "-h", "--hydra-help", "--version", "--shell-completion", "-sc", "--info", "-i"),
+    *("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd"),
     "--experimental-rerun",
 }
-_NO_RUN_FLAGS = {
-    "--help",
-    "-h",
-    "--hydra-help",
-    "--version",
-    "--shell-completion",
-    "-sc",
-    "--info",
-    "-i",
-}
-_INFO_VALUES = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
 
 
 def override_args(argv: Sequence[str]) -> list[str] | None:
-    """The override arguments among Hydra's command line; None when the command runs no job."""
+    """The override arguments among Hydra's command line; None when they are not to be checked."""
     out: list[str] = []
     skip_next = False
-    for i, arg in enumerate(argv):
+    for arg in argv:
         if skip_next:
             skip_next = False
-        elif arg.split("=")[0] in _NO_RUN_FLAGS:
+        elif arg.split("=")[0] in _UNCHECKED_FLAGS:
             return None
         elif arg in _VALUE_FLAGS:
             skip_next = True
-        elif not arg.startswith("-") and not (
-            i and argv[i - 1] in ("--info", "-i") and arg in _INFO_VALUES
-        ):
+        elif not arg.startswith("-"):
             out.append(arg)
     return out
 

@@ -29,8 +29,9 @@ def test_check_overrides_unknown_key_and_bad_value():
 
 
 def test_override_args_skips_hydra_flags():
-    argv = ["--cfg", "job", "-m", "a=1", "--config-name=config", "-cd", "/x", "b=2"]
+    argv = ["--cfg", "job", "-m", "a=1", "--resolve", "-p", "retriever", "b=2"]
     assert override_args(argv) == ["a=1", "b=2"]
+    assert override_args(["a=1", "--config-dir=/x"]) is None
     assert override_args(["--help"]) is None and override_args(["a=1", "--info"]) is None
     check_overrides(["--cfg", "job", "retriever=bm25"])
     check_overrides(["--help", "retriever=nonsense"])  # help runs nothing: not checked
