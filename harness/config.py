@@ -1,4 +1,4 @@
-"""Where the Hydra config tree lives, its schema, and checks on config-group choices."""
+"""Where the Hydra config tree lives, its schema, and the checks run on command-line overrides."""
 
 from __future__ import annotations
 
@@ -91,15 +91,17 @@ def check_overrides(argv: Sequence[str]) -> None:
         first = f"{_PREFIX.get(o.type, '')}{key}={values[0]}" if values else o.input_line
         (groups if key in GROUPS else others).append((o, first))
     register()
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
-        base = compose(config_name="config", overrides=[f for _, f in groups])
-        for o, _ in others:
-            if o.type == OverrideType.CHANGE:
-                _check_key(base, o.key_or_group)
-        try:
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+            base = compose(config_name="config", overrides=[f for _, f in groups])
+            for o, _ in others:
+                if o.type == OverrideType.CHANGE:
+                    _check_key(base, o.key_or_group)
             compose(config_name="config", overrides=[f for _, f in groups + others])
-        except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
-            raise ConfigError(_one_line(exc)) from None
+    except ConfigError:
+        raise
+    except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
+        raise ConfigError(_one_line(exc)) from None
 
 
 def _check_key(cfg: DictConfig, dotted: str) -> None:
