@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,7 @@ def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
     else:
         bench = load_beir(path, name=name, split=cfg.get("split") or "test")
     if cfg.get("git_blob_sha1"):
-        meta = dict(bench.metadata, git_blob_sha1=cfg["git_blob_sha1"])
-        bench = Benchmark(
-            bench.name, bench.corpus, bench.queries, bench.checksum, bench.source, meta
-        )
+        bench = replace(bench, metadata={**bench.metadata, "git_blob_sha1": cfg["git_blob_sha1"]})
     return bench
 
 

@@ -91,17 +91,21 @@ def check_overrides(argv: Sequence[str]) -> None:
         first = f"{_PREFIX.get(o.type, '')}{key}={values[0]}" if values else o.input_line
         (groups if key in GROUPS else others).append((o, first))
     register()
-    try:
-        with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
-            base = compose(config_name="config", overrides=[f for _, f in groups])
-            for o, _ in others:
-                if o.type == OverrideType.CHANGE:
-                    _check_key(base, o.key_or_group)
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        try:
             compose(config_name="config", overrides=[f for _, f in groups + others])
-    except ConfigError:
-        raise
-    except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
-        raise ConfigError(_one_line(exc)) from None
+            return
+        except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
+            failure = _one_line(exc)
+        # Only on failure: compose the group choices alone to name an unknown key precisely.
+        try:
+            base = compose(config_name="config", overrides=[f for _, f in groups])
+        except Exception:
+            raise ConfigError(failure) from None
+        for o, _ in others:
+            if o.type == OverrideType.CHANGE:
+                _check_key(base, o.key_or_group)
+    raise ConfigError(failure)
 
 
 def _check_key(cfg: DictConfig, dotted: str) -> None:

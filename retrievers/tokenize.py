@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from harness.errors import ConfigError, unknown_name
+
 # Lucene's classic English stop set (StandardAnalyzer's ENGLISH_STOP_WORDS_SET).
 ENGLISH_STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their "
@@ -32,8 +34,6 @@ TOKENIZERS = ("whitespace", "simple")
 
 def get_tokenizer(name: str, *, stopwords: bool = False) -> Callable[[str], list[str]]:
     """Return the tokeniser called `name`."""
-    from harness.errors import ConfigError, unknown_name
-
     if name == "whitespace":
         if stopwords:
             raise ConfigError(
