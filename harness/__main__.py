@@ -29,6 +29,8 @@ def _app(cfg: DictConfig) -> None:
             print(f"error: {_omegaconf_message(exc)}", file=sys.stderr)
             sys.exit(2)
         raise
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
     print(table(result.aggregated, result.metric_names))
     if result.cell_dir is not None:

@@ -139,6 +139,14 @@ def _one_line(exc: Exception) -> str:
 class MetricsConf:
     names: list[str] = field(default_factory=lambda: ["coverage", "perfrecall", "ndcg", "mrr"])
     k: list[int] = field(default_factory=lambda: [5, 10])
+    relevance_level: int = 1
+
+
+@dataclass
+class StatsConf:
+    bootstrap: int = 1000  # resamples for the CI of every mean in metrics.json; 0 = none
+    confidence: float = 0.95
+    seed: int = 0
 
 
 @dataclass
@@ -161,6 +169,7 @@ class HarnessConf:
     metrics: MetricsConf = field(default_factory=MetricsConf)
     retrieval: RetrievalConf = field(default_factory=RetrievalConf)
     results: ResultsConf = field(default_factory=ResultsConf)
+    stats: StatsConf = field(default_factory=StatsConf)
 
 
 def register() -> None:

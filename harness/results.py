@@ -87,6 +87,16 @@ def run_trec(benchmark: Benchmark, run: Run) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def qrels_trec(benchmark: Benchmark) -> str:
+    """The benchmark's judgments in TREC qrels format (qid 0 docid grade), as the standard
+    metrics read them: the qrels when it has them, else grade 1 for every group member."""
+    lines = []
+    for q in benchmark.queries:
+        for cid, grade in sorted(q.judgments.items()):
+            lines.append(f"{q.query_id} 0 {cid} {grade}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
 def _has_space(text: str) -> bool:
     return any(c.isspace() for c in text)
 

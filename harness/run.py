@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from typing import Any
 from harness import provenance, results
 from harness.benchmarks import load_benchmark
 from harness.errors import ConfigError
-from harness.evaluate import aggregate, per_query
+from harness.evaluate import BootstrapSpec, aggregate, per_query
 from harness.strata import stratify
 from metrics.registry import metrics_for
 from retrievers import build_retriever
@@ -33,6 +33,7 @@ class CellResult:
     aggregated: dict[str, Any]
     cell_dir: Path | None
     timings: dict[str, float]
+    notes: list[str] = field(default_factory=list)
 
 
 def run_cell(cfg: Mapping[str, Any]) -> CellResult:
@@ -43,6 +44,10 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
     if not isinstance(depth, int) or depth <= 0:
         raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")
     metrics = metrics_for(cfg["metrics"]["names"], cfg["metrics"]["k"], depth)
+    level = cfg["metrics"].get("relevance_level", 1)
+    if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+        raise ConfigError(f"metrics.relevance_level must be an integer >= 1, got {level!r}")
+    ci = _bootstrap_spec(cfg.get("stats") or {})
     retriever = build_retriever(cfg["retriever"])
     _check_name("retriever.name", retriever.name)
     results_dir = Path(cfg["results"]["dir"]).expanduser()
@@ -62,20 +67,23 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    values = per_query(bench, run, metrics)
+    values = per_query(bench, run, metrics, level=level)
     strata = stratify(bench)
-    aggregated = aggregate(values, strata)
+    aggregated = aggregate(values, strata, ci)
     timings["evaluate_s"] = time.perf_counter() - t
+    coverage = _run_coverage(bench, run, retriever)
 
     cell_dir = None
     if cfg["results"]["write"]:
         cell_dir = results_dir / bench.name / retriever.name
         files = {
             "metrics.json": results.to_json(
-                _metrics_doc(cfg, bench, [m.name for m in metrics], aggregated)
+                _metrics_doc(cfg, bench, retriever.name, [m.name for m in metrics], aggregated)
+                | {"run": coverage}
             ),
             "per_query.csv": results.per_query_csv(bench, strata, values),
             "run.trec": results.run_trec(bench, run),
+            "qrels.trec": results.qrels_trec(bench),
             "config.yaml": _yaml(cfg),
         }
         timings["total_s"] = time.perf_counter() - started
@@ -92,7 +100,43 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
         aggregated=aggregated,
         cell_dir=cell_dir,
         timings=timings,
+        notes=_messages(retriever, coverage),
     )
+
+
+def _bootstrap_spec(cfg: Mapping[str, Any]) -> BootstrapSpec | None:
+    samples = cfg.get("bootstrap", 1000)
+    confidence = cfg.get("confidence", 0.95)
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
+        raise ConfigError(f"stats.bootstrap must be an integer >= 0 (0 = no CIs), got {samples!r}")
+    if not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ConfigError(f"stats.confidence must be between 0 and 1, got {confidence!r}")
+    if samples == 0:
+        return None
+    return BootstrapSpec(samples, float(confidence), int(cfg.get("seed", 0)))
+
+
+def _run_coverage(bench, run, retriever) -> dict[str, Any]:
+    """Which benchmark queries the run has no ranking for (they score 0), plus what the
+    retriever itself reports (a run file's unknown ids, for example)."""
+    missing = [q.query_id for q in bench.queries if q.query_id not in run]
+    out: dict[str, Any] = {"queries_without_results": len(missing), "examples": missing[:5]}
+    notes = getattr(retriever, "notes", None)
+    if notes:
+        out["retriever_notes"] = notes
+    return out
+
+
+def _messages(retriever, coverage: Mapping[str, Any]) -> list[str]:
+    out = []
+    if coverage["queries_without_results"]:
+        n = coverage["queries_without_results"]
+        out.append(
+            f"{n} benchmark quer{'y has' if n == 1 else 'ies have'} no results in the run and "
+            f"score 0 (e.g. {', '.join(map(repr, coverage['examples']))})"
+        )
+    messages = getattr(retriever, "messages", None)
+    return out + (messages() if messages else [])
 
 
 def _check_name(key: str, name: str) -> None:
@@ -102,12 +146,12 @@ def _check_name(key: str, name: str) -> None:
         )
 
 
-def _metrics_doc(cfg, bench, metric_names, aggregated) -> dict[str, Any]:
+def _metrics_doc(cfg, bench, retriever_name, metric_names, aggregated) -> dict[str, Any]:
     """Everything about the cell except timings, so reruns give byte-identical files."""
     return {
         "schema": SCHEMA,
         "corpus": bench.name,
-        "retriever": cfg["retriever"]["name"],
+        "retriever": retriever_name,
         "benchmark": {
             "checksum": bench.checksum,
             "source": bench.source,

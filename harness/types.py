@@ -37,6 +37,14 @@ class Query:
         """Hop depth: the number of gold groups."""
         return len(self.groups)
 
+    @property
+    def judgments(self) -> Mapping[str, int]:
+        """Graded judgments for the standard metrics: the qrels when the benchmark has them,
+        else grade 1 for every member of every gold group."""
+        if self.qrels is not None:
+            return self.qrels
+        return {chunk: 1 for g in self.groups for chunk in sorted(g)}
+
 
 @dataclass(frozen=True)
 class Benchmark:

@@ -1,4 +1,5 @@
-"""Metric names such as "coverage@10" parsed into metric objects; the registry lists valid names."""
+"""Metric names such as "coverage@10" or "map" parsed into metric objects; the registry lists
+valid names, so error messages and docs never drift from what is computed."""
 
 from __future__ import annotations
 
@@ -10,79 +11,156 @@ from harness.errors import ConfigError, did_you_mean
 from harness.types import Query
 from metrics import group
 
-# A per-query metric: (query, ranked chunk ids, k) -> float (NaN when undefined).
+# A per-query group metric: (query, ranked chunk ids, k) -> float (NaN when undefined).
 MetricFn = Callable[[Query, Sequence[str], int], float]
 
 
 @dataclass(frozen=True)
 class Family:
-    """A metric family: one function evaluated at any cut-off K."""
+    """A metric family. Group families score one query at a time with `fn`; standard
+    (trec_eval) families are computed for all queries at once by metrics.standard."""
 
     name: str
-    fn: MetricFn
+    kind: str  # "group" | "standard"
     description: str
+    fn: MetricFn | None = None
+    cut: bool = True  # evaluated at a cut-off K ("name@K"); False: the whole ranked list
     higher_is_better: bool = True
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A family at a cut-off: hashable, printable as 'name@k'."""
+    """A family at a cut-off: hashable, printable as 'name@k' (or 'name' for uncut families)."""
 
     family: Family
-    k: int
+    k: int | None
 
     @property
     def name(self) -> str:
-        return f"{self.family.name}@{self.k}"
+        return self.family.name if self.k is None else f"{self.family.name}@{self.k}"
 
     def __call__(self, query: Query, ranked: Sequence[str]) -> float:
+        if self.family.fn is None:
+            raise TypeError(f"{self.name} is computed in batch by metrics.standard")
         return self.family.fn(query, ranked, self.k)
 
     def __str__(self) -> str:
         return self.name
 
 
-FAMILIES: dict[str, Family] = {
-    f.name: f
-    for f in (
-        Family("coverage", lambda q, r, k: group.coverage(q.groups, r, k), "share of groups hit"),
-        Family("perfrecall", lambda q, r, k: group.perfrecall(q.groups, r, k), "all groups hit"),
-        Family("ndcg", lambda q, r, k: group.ndcg(q.groups, r, k), "group NDCG"),
-        Family("mrr", lambda q, r, k: group.mrr(q.groups, r, k), "mean over groups of 1/rank"),
-    )
+_GROUP = (
+    Family(
+        "coverage",
+        "group",
+        "share of gold groups hit in the top K",
+        lambda q, r, k: group.coverage(q.groups, r, k),
+    ),
+    Family(
+        "perfrecall",
+        "group",
+        "1 if every gold group is hit in the top K",
+        lambda q, r, k: group.perfrecall(q.groups, r, k),
+    ),
+    Family(
+        "ndcg",
+        "group",
+        "group NDCG (RARE): a chunk earns once, for one group",
+        lambda q, r, k: group.ndcg(q.groups, r, k),
+    ),
+    Family(
+        "mrr",
+        "group",
+        "mean over groups of 1/rank of the group's first hit",
+        lambda q, r, k: group.mrr(q.groups, r, k),
+    ),
+)
+_STANDARD = (
+    Family("ndcg_cut", "standard", "trec_eval nDCG@K: graded gain, ideal from all judged"),
+    Family("recall", "standard", "relevant retrieved in the top K / all relevant"),
+    Family("P", "standard", "relevant retrieved in the top K / K"),
+    Family("map_cut", "standard", "average precision over the top K (trec_eval map_cut)"),
+    Family("map", "standard", "average precision over the whole ranked list", cut=False),
+    Family("recip_rank", "standard", "1/rank of the first relevant chunk within the top K"),
+    Family("success", "standard", "1 if a relevant chunk is in the top K (Hit@K)"),
+    Family("Rprec", "standard", "precision at rank R, R = number of relevant", cut=False),
+)
+FAMILIES: dict[str, Family] = {f.name.lower(): f for f in (*_GROUP, *_STANDARD)}
+
+# Other common spellings -> registry key. 'map@K' means map_cut@K.
+ALIASES = {
+    "ap": "map_cut",
+    "rr": "recip_rank",
+    "hit": "success",
+    "hits": "success",
+    "precision": "p",
+    "r-precision": "rprec",
+    "r_precision": "rprec",
+    "rprecision": "rprec",
 }
 
-_NAME = re.compile(r"^([a-z_]+)@(\d+)$")
+_NAME = re.compile(r"^([a-z_\-]+)(?:@(-?\d+))?$")
 
 
 def parse_metric(text: str) -> Metric:
-    """Parse 'family@k' into a Metric, with a did-you-mean for unknown families."""
-    m = _NAME.match(text.strip().lower())
+    """Parse 'family@k' (or an uncut family's bare name) into a Metric; did-you-mean on typos."""
+    raw = str(text).strip()
+    m = _NAME.match(raw.lower())
     if not m:
-        raise ConfigError(f"metric '{text}' is not of the form name@k (e.g. coverage@10)")
-    family, k = m.group(1), int(m.group(2))
-    if family not in FAMILIES:
+        raise ConfigError(f"metric '{text}' is not of the form name@k (e.g. coverage@10 or map)")
+    key, k = m.group(1), None if m.group(2) is None else int(m.group(2))
+    key = ALIASES.get(key, key)
+    if key == "map" and k is not None:
+        key = "map_cut"
+    if key not in FAMILIES:
+        valid = [f.name for f in FAMILIES.values()]
         raise ConfigError(
-            f"unknown metric '{family}'{did_you_mean(family, FAMILIES)}; "
-            f"valid: {', '.join(FAMILIES)}"
+            f"unknown metric '{m.group(1)}'{did_you_mean(m.group(1), [*FAMILIES, *ALIASES])}; "
+            f"valid: {', '.join(valid)}"
         )
-    if k <= 0:
+    family = FAMILIES[key]
+    if family.cut and k is None:
+        raise ConfigError(f"metric '{text}' needs a cut-off: write it as name@k, e.g. {key}@10")
+    if not family.cut and k is not None:
+        raise ConfigError(f"metric '{text}': {family.name} reads the whole list; drop the @{k}")
+    if k is not None and k <= 0:
         raise ConfigError(f"metric '{text}': K must be a positive integer")
-    return Metric(FAMILIES[family], k)
+    return Metric(family, k)
 
 
 def metrics_for(names: Sequence[str], ks: Sequence[int], depth: int) -> list[Metric]:
-    """Every family in `names` at every K in `ks`, ordered by K then family; checks K and depth."""
+    """Every family in `names` at every K in `ks` (uncut families once; a name already written
+    as 'name@k' as given), ordered by K then family, uncut last; checks K against depth."""
     if not ks:
         raise ConfigError("metrics.k is empty; give at least one cut-off, e.g. metrics.k=[10]")
     for k in ks:
         if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
             raise ConfigError(f"metrics.k must hold positive integers, got {k!r}")
-    if depth < max(ks):
-        raise ConfigError(
-            f"retrieval.depth={depth} is smaller than the largest K ({max(ks)}); "
-            f"raise retrieval.depth or drop that K"
-        )
     if not names:
         raise ConfigError("metrics.names is empty; e.g. metrics.names=[coverage,ndcg]")
-    return [parse_metric(f"{n}@{k}") for k in sorted(set(ks)) for n in names]
+    out: list[Metric] = []
+    for name in names:
+        if "@" in str(name):
+            out.append(parse_metric(name))
+            continue
+        first = parse_metric(name if _is_uncut(name) else f"{name}@1")
+        if first.family.cut:
+            out += [Metric(first.family, k) for k in ks]
+        else:
+            out.append(first)
+    largest = max(m.k for m in out if m.k is not None) if any(m.k for m in out) else 0
+    if depth < largest:
+        raise ConfigError(
+            f"retrieval.depth={depth} is smaller than the largest K ({largest}); "
+            f"raise retrieval.depth or drop that K"
+        )
+    unique = list(dict.fromkeys(out))
+    order: dict[Family, int] = {}
+    for m in unique:
+        order.setdefault(m.family, len(order))
+    return sorted(unique, key=lambda m: (m.k is None, m.k or 0, order[m.family]))
+
+
+def _is_uncut(name: str) -> bool:
+    key = str(name).strip().lower()
+    family = FAMILIES.get(ALIASES.get(key, key))
+    return family is not None and not family.cut

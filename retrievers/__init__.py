@@ -15,8 +15,14 @@ def _bm25(params: dict[str, Any]) -> Retriever:
     return BM25(**params)
 
 
+def _run_file(params: dict[str, Any]) -> Retriever:
+    from retrievers.run_file import RunFile
+
+    return RunFile(**params)
+
+
 # type -> factory taking the config's remaining keys; heavy imports stay inside factories.
-FACTORIES = {"bm25": _bm25}
+FACTORIES = {"bm25": _bm25, "run_file": _run_file}
 
 
 def build_retriever(cfg: Mapping[str, Any]) -> Retriever:

@@ -49,6 +49,7 @@ def test_default_run_prints_table_and_writes_cell(tmp_path):
         "config.yaml",
         "metrics.json",
         "per_query.csv",
+        "qrels.trec",
         "run.trec",
         "timings.json",
     ]

@@ -6,6 +6,7 @@ from omegaconf import OmegaConf
 
 from harness.config import conf_dir, group_options, register
 from harness.errors import ConfigError
+from metrics.registry import metrics_for
 from retrievers import build_retriever
 
 register()
@@ -23,11 +24,25 @@ def test_every_cell_composes(hydra_ctx, retriever, corpus):
     overrides = [f"retriever={retriever}", f"corpus={corpus}"]
     if corpus in ("redqa", "beir"):
         overrides.append("corpus.path=/data/x")
+    if retriever == "run_file":
+        overrides.append("retriever.path=/runs/run_file.trec")
     cfg = compose(config_name="config", overrides=overrides)
     resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     assert resolved["corpus"]["format"] in ("redqa", "beir")
-    assert resolved["retriever"]["name"] == retriever
-    build_retriever(resolved["retriever"])  # validates parameters, loads nothing
+    built = build_retriever(resolved["retriever"])  # validates parameters, loads nothing
+    assert built.name == retriever
+
+
+@pytest.mark.parametrize("metrics", group_options("metrics"))
+def test_every_metric_set_parses(hydra_ctx, metrics):
+    cfg = compose(config_name="config", overrides=[f"metrics={metrics}"])
+    parsed = metrics_for(list(cfg.metrics.names), list(cfg.metrics.k), cfg.retrieval.depth)
+    assert parsed and cfg.metrics.relevance_level == 1
+
+
+def test_run_file_needs_a_path():
+    with pytest.raises(ConfigError, match="needs retriever.path=FILE"):
+        build_retriever({"name": None, "type": "run_file", "path": None})
 
 
 def test_named_corpora_are_pinned(hydra_ctx):

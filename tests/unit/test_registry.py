@@ -38,3 +38,46 @@ def test_depth_below_k():
         ConfigError, match=r"retrieval.depth=5 is smaller than the largest K \(10\)"
     ):
         metrics_for(["coverage"], [1, 10], depth=5)
+
+
+@pytest.mark.parametrize(
+    "text,name",
+    [
+        ("map", "map"),
+        ("MAP@10", "map_cut@10"),
+        ("ap@10", "map_cut@10"),
+        ("p@5", "P@5"),
+        ("rprec", "Rprec"),
+        ("R-Precision", "Rprec"),
+        ("rr@10", "recip_rank@10"),
+        ("hit@3", "success@3"),
+        ("ndcg_cut@10", "ndcg_cut@10"),
+    ],
+)
+def test_standard_names_and_aliases(text, name):
+    assert parse_metric(text).name == name
+
+
+def test_uncut_metric_rejects_k_and_cut_metric_needs_k():
+    with pytest.raises(ConfigError, match="reads the whole list; drop the @10"):
+        parse_metric("rprec@10")
+    with pytest.raises(ConfigError, match="needs a cut-off.*recall@10"):
+        parse_metric("recall")
+
+
+def test_standard_typo_suggests():
+    with pytest.raises(ConfigError, match=r"did you mean 'ndcg_cut'"):
+        parse_metric("ndgc_cut@10")
+
+
+def test_metrics_for_mixes_cut_uncut_and_explicit_names():
+    names = [
+        m.name
+        for m in metrics_for(["ndcg_cut", "map", "recall@100", "coverage"], [10, 5], depth=100)
+    ]
+    assert names == ["ndcg_cut@5", "coverage@5", "ndcg_cut@10", "coverage@10", "recall@100", "map"]
+
+
+def test_explicit_k_above_depth():
+    with pytest.raises(ConfigError, match="largest K \\(100\\)"):
+        metrics_for(["recall@100"], [10], depth=50)

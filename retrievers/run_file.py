@@ -1,0 +1,206 @@
+"""Bring your own run: score a ranking some other system wrote, as a TREC run or as JSON.
+
+TREC: one line per retrieved chunk, `qid Q0 docid rank score tag` (trec_eval reads the score,
+not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Ids the benchmark does not know
+are reported (count and examples) and left out of scoring; queries the run lacks score 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.errors import BenchmarkError, ConfigError
+from harness.types import Chunk, Query, Run
+
+FORMATS = ("auto", "trec", "json")
+_EXAMPLES = 5
+
+
+def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
+    """qid -> {chunk id: score}, read and validated; errors name the file and line."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"retriever.format is '{fmt}'; valid: {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise BenchmarkError(f"run file not found: {path} (from retriever.path); check the path")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BenchmarkError(
+            f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
+    if fmt == "auto":
+        fmt = "json" if text.lstrip().startswith("{") else "trec"
+    scores = _read_json(path, text) if fmt == "json" else _read_trec(path, text)
+    if not scores:
+        raise BenchmarkError(f"{path}: the run holds no results; is it the right file?")
+    return scores
+
+
+def _read_trec(path: Path, text: str) -> dict[str, dict[str, float]]:
+    scores: dict[str, dict[str, float]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for no, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        where = f"{path}:{no}"
+        if len(fields) != 6:
+            raise BenchmarkError(
+                f"{where}: expected 6 fields 'qid Q0 docid rank score tag', found "
+                f"{len(fields)}: '{_short(line)}'"
+            )
+        qid, _, doc, rank, score, _ = fields
+        try:
+            int(rank)
+        except ValueError:
+            raise BenchmarkError(f"{where}: rank '{rank}' is not an integer") from None
+        value = _score(score, where)
+        key = (qid, doc)
+        if key in first_line:
+            raise BenchmarkError(
+                f"{where}: chunk '{doc}' appears twice for query '{qid}' (first at line "
+                f"{first_line[key]}); a run lists each chunk once per query"
+            )
+        first_line[key] = no
+        scores.setdefault(qid, {})[doc] = value
+    return scores
+
+
+def _read_json(path: Path, text: str) -> dict[str, dict[str, float]]:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BenchmarkError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); expected "
+            '{"qid": {"docid": score}}'
+        ) from None
+    if not isinstance(raw, dict):
+        raise BenchmarkError(f'{path}: expected a JSON object {{"qid": {{"docid": score}}}}')
+    scores: dict[str, dict[str, float]] = {}
+    for qid, docs in raw.items():
+        if not isinstance(docs, dict):
+            raise BenchmarkError(
+                f"{path}: query '{qid}' maps to {type(docs).__name__}, expected an object "
+                '{"docid": score}'
+            )
+        scores[qid] = {}
+        for doc, score in docs.items():
+            where = f"{path}: query '{qid}', chunk '{doc}'"
+            if isinstance(score, bool) or not isinstance(score, (int, float, str)):
+                raise BenchmarkError(f"{where}: score {_short(repr(score))} is not a number")
+            scores[qid][doc] = _score(str(score), where)
+    return scores
+
+
+def _score(text: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise BenchmarkError(f"{where}: score '{_short(text)}' is not a number") from None
+    if not math.isfinite(value):
+        raise BenchmarkError(f"{where}: score '{text}' is not finite")
+    return value
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _examples(items: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        out.append(item)
+        if len(out) == _EXAMPLES:
+            break
+    return out
+
+
+class RunFile:
+    """A retriever that replays a stored run; `notes` reports what did not match the benchmark."""
+
+    def __init__(self, path: str | None = None, format: str = "auto", name: str | None = None):
+        if not path:
+            raise ConfigError(
+                "retriever=run_file needs retriever.path=FILE (a TREC run or a JSON run)"
+            )
+        self.path = Path(str(path)).expanduser()
+        if format not in FORMATS:
+            raise ConfigError(f"retriever.format is '{format}'; valid: {', '.join(FORMATS)}")
+        self.format = format
+        self.name = name or re.sub(r"[^A-Za-z0-9._-]", "_", self.path.stem) or "run"
+        self.notes: dict[str, Any] = {}
+        self._corpus: frozenset[str] = frozenset()
+
+    def index(self, corpus: Mapping[str, Chunk]) -> None:
+        self._corpus = frozenset(corpus)
+
+    def search(self, queries: Iterable[Query], *, depth: int) -> Run:
+        scores = read_run(self.path, self.format)
+        wanted = {q.query_id for q in queries}
+        unknown_q = [q for q in scores if q not in wanted]
+        if len(unknown_q) == len(scores):
+            raise BenchmarkError(
+                f"{self.path}: none of its {len(scores)} query ids is in the benchmark (run has "
+                f"{', '.join(map(repr, _examples(scores)))}; benchmark has "
+                f"{', '.join(map(repr, _examples(sorted(wanted))))}); is it a run for another "
+                f"benchmark?"
+            )
+        kept: dict[str, dict[str, float]] = {}
+        unknown_docs: dict[str, None] = {}
+        dropped = total = truncated = 0
+        for qid, docs in scores.items():
+            if qid not in wanted:
+                continue
+            total += len(docs)
+            kept[qid] = {d: s for d, s in docs.items() if d in self._corpus}
+            if len(kept[qid]) < len(docs):
+                dropped += len(docs) - len(kept[qid])
+                unknown_docs.update((d, None) for d in docs if d not in self._corpus)
+            truncated += len(kept[qid]) > depth
+        if total and dropped == total:
+            raise BenchmarkError(
+                f"{self.path}: none of its chunk ids is in the corpus (e.g. "
+                f"{', '.join(map(repr, _examples(unknown_docs)))}); is it a run for another "
+                f"benchmark?"
+            )
+        self.notes = {
+            "path": str(self.path),
+            "queries_in_run": len(scores),
+            "unknown_query_ids": {"count": len(unknown_q), "examples": _examples(unknown_q)},
+            "unknown_chunk_ids": {
+                "entries": dropped,
+                "distinct": len(unknown_docs),
+                "examples": _examples(unknown_docs),
+            },
+            "queries_cut_at_depth": truncated,
+        }
+        return Run.from_scores(self.name, {q: d.items() for q, d in kept.items()}, depth)
+
+    def messages(self) -> list[str]:
+        """Human-readable notes for the terminal about ids left out and lists cut."""
+        n = self.notes
+        out = []
+        if n["unknown_query_ids"]["count"]:
+            u = n["unknown_query_ids"]
+            out.append(
+                f"{u['count']} query id(s) in the run are not in the benchmark and were left "
+                f"out (e.g. {', '.join(map(repr, u['examples']))})"
+            )
+        if n["unknown_chunk_ids"]["entries"]:
+            u = n["unknown_chunk_ids"]
+            out.append(
+                f"{u['entries']} result line(s) name {u['distinct']} chunk id(s) not in the "
+                f"corpus and were left out of scoring (e.g. {', '.join(map(repr, u['examples']))})"
+            )
+        if n["queries_cut_at_depth"]:
+            out.append(
+                f"{n['queries_cut_at_depth']} query list(s) are longer than retrieval.depth and "
+                f"were cut to it; raise retrieval.depth to score them whole"
+            )
+        return out

@@ -1,0 +1,90 @@
+"""Standard metrics agree with pytrec_eval (trec_eval) to 1e-6 on generated qrels and runs:
+ties, duplicate scores, graded and negative labels, unjudged chunks, queries missing from
+the run, queries with only zero judgments, empty runs, two relevance levels."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.types import canonical
+from metrics import standard
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+KS = (1, 2, 3, 5, 10)
+DOCS = [f"d{i}" for i in range(12)] + ["D1", "d1x", "ä"]  # byte order matters for ties
+CUT = ("ndcg_cut", "recall", "P", "map_cut", "success")
+TREC_NAME = {
+    "ndcg_cut": "ndcg_cut",
+    "recall": "recall",
+    "P": "P",
+    "map_cut": "map_cut",
+    "success": "success",
+}
+
+
+@st.composite
+def cases(draw):
+    n_queries = draw(st.integers(1, 6))
+    qrels, run = {}, {}
+    for i in range(n_queries):
+        qid = f"q{i}"
+        judged = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True))
+        qrels[qid] = {d: draw(st.integers(-1, 3)) for d in judged}
+        if draw(st.booleans()) or i == 0:
+            retrieved = draw(st.lists(st.sampled_from(DOCS), max_size=12, unique=True))
+            # few distinct scores, so ties are frequent
+            run[qid] = {d: draw(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0])) for d in retrieved}
+    level = draw(st.sampled_from([1, 2]))
+    return qrels, run, level
+
+
+def _reference(qrels, run, level):
+    cuts = ",".join(map(str, KS))
+    measures = {f"{m}.{cuts}" for m in TREC_NAME.values()} | {"map", "Rprec", "recip_rank"}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level)
+    return evaluator.evaluate({q: r for q, r in run.items() if r})
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases())
+def test_agrees_with_pytrec_eval(case):
+    qrels, run, level = case
+    qids = sorted(qrels)
+    rankings = [canonical(run.get(q, {}).items(), depth=100).ids for q in qids]
+    wanted = [(f, k) for f in CUT for k in KS] + [("recip_rank", k) for k in KS]
+    wanted += [("recip_rank", 100), ("map", None), ("Rprec", None)]
+    ours = standard.evaluate(rankings, [qrels[q] for q in qids], wanted, level=level)
+    ref = _reference(qrels, run, level)
+    for i, q in enumerate(qids):
+        n_rel = sum(g >= level for g in qrels[q].values())
+        n_pos = sum(g > 0 for g in qrels[q].values())
+        for (family, k), values in ours.items():
+            got = values[i]
+            defined = n_pos > 0 if family == "ndcg_cut" else n_rel > 0
+            if not defined:
+                assert math.isnan(got), (q, family, k)
+            elif not run.get(q):
+                assert got == 0.0, (q, family, k)  # trec_eval -c: missing query scores 0
+            else:
+                want = _expected(ref[q], family, k)
+                assert got == pytest.approx(want, abs=1e-6), (q, family, k, qrels[q], run[q])
+
+
+def _expected(ref_q, family, k):
+    if family == "recip_rank":
+        # trec_eval's recip_rank has no cut-off; within K iff the first relevant rank <= K.
+        rr = ref_q["recip_rank"]
+        return rr if rr >= 1.0 / k - 1e-12 else 0.0
+    if k is None:
+        return ref_q[family]
+    return ref_q[f"{TREC_NAME[family]}_{k}"]
+
+
+def test_empty_run_scores_zero_for_every_judged_query():
+    qrels = [{"a": 1}, {"b": 2, "c": 0}]
+    out = standard.evaluate([(), ()], qrels, [("recall", 5), ("ndcg_cut", 5), ("map", None)])
+    for values in out.values():
+        assert values.tolist() == [0.0, 0.0]

@@ -1,0 +1,90 @@
+"""Hand-computed values for each trec_eval metric on one small graded example."""
+
+import math
+
+import pytest
+
+from metrics.standard import evaluate, grade_matrix
+
+# qrels: a=3, b=1, c=2, z=1 (never retrieved), w=0 (judged non-relevant)
+QRELS = {"a": 3, "b": 1, "c": 2, "z": 1, "w": 0}
+RANKED = ("a", "x", "b", "y", "c")
+
+
+def _one(family, k=None, level=1, ranked=RANKED, qrels=QRELS):
+    return float(evaluate([ranked], [qrels], [(family, k)], level=level)[(family, k)][0])
+
+
+def test_grade_matrix_pads_with_zero():
+    g = grade_matrix([RANKED, ("c",)], [QRELS, QRELS], width=6)
+    assert g.tolist() == [[3, 0, 1, 0, 2, 0], [2, 0, 0, 0, 0, 0]]
+
+
+@pytest.mark.parametrize(
+    "family,k,level,want",
+    [
+        ("P", 1, 1, 1.0),
+        ("P", 3, 1, 2 / 3),
+        ("P", 10, 1, 3 / 10),  # divides by K even past the end of the list
+        ("recall", 3, 1, 2 / 4),
+        ("recall", 5, 1, 3 / 4),
+        ("success", 1, 1, 1.0),
+        ("recip_rank", 5, 1, 1.0),
+        ("map_cut", 3, 1, (1 + 2 / 3) / 4),  # divides by all 4 relevant, not min(K, R)
+        ("map", None, 1, (1 + 2 / 3 + 3 / 5) / 4),
+        ("Rprec", None, 1, 2 / 4),  # top R=4: a, x, b, y
+        # DCG@3 = 3/log2(2) + 1/log2(4); ideal grades 3, 2, 1 (z counts though not retrieved)
+        ("ndcg_cut", 3, 1, (3 + 0.5) / (3 + 2 / math.log2(3) + 0.5)),
+        ("recall", 5, 2, 1.0),  # level 2: only a and c are relevant
+        ("P", 3, 2, 1 / 3),
+        ("map", None, 2, (1 + 2 / 5) / 2),
+        ("Rprec", None, 2, 1 / 2),
+        ("ndcg_cut", 3, 2, (3 + 0.5) / (3 + 2 / math.log2(3) + 0.5)),  # gains ignore the level
+    ],
+)
+def test_hand_computed(family, k, level, want):
+    assert _one(family, k, level) == pytest.approx(want, abs=1e-12)
+
+
+def test_first_relevant_late():
+    ranked = ("x", "y", "b")
+    assert _one("recip_rank", 3, ranked=ranked) == pytest.approx(1 / 3)
+    assert _one("recip_rank", 2, ranked=ranked) == 0.0
+    assert _one("success", 2, ranked=ranked) == 0.0
+    assert _one("success", 3, ranked=ranked) == 1.0
+
+
+def test_rprec_when_fewer_retrieved_than_relevant():
+    assert _one("Rprec", ranked=("a",)) == pytest.approx(1 / 4)
+
+
+def test_negative_grade_earns_no_gain():
+    qrels = {"n": -2, "a": 1}
+    assert _one("ndcg_cut", 2, ranked=("n", "a"), qrels=qrels) == pytest.approx(1 / math.log2(3))
+
+
+@pytest.mark.parametrize(
+    "family,k",
+    [
+        ("P", 5),
+        ("recall", 5),
+        ("map", None),
+        ("ndcg_cut", 5),
+        ("recip_rank", 5),
+        ("success", 5),
+        ("Rprec", None),
+    ],
+)
+def test_only_zero_judgments_is_nan(family, k):
+    assert math.isnan(_one(family, k, qrels={"a": 0, "b": 0}))
+
+
+def test_level_leaves_ndcg_defined_when_binary_metrics_are_not():
+    qrels = {"a": 1}
+    assert math.isnan(_one("recall", 5, level=2, ranked=("a",), qrels=qrels))
+    assert _one("ndcg_cut", 5, level=2, ranked=("a",), qrels=qrels) == 1.0
+
+
+def test_level_below_one_rejected():
+    with pytest.raises(ValueError, match="relevance level"):
+        _one("P", 1, level=0)
