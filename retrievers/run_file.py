@@ -34,7 +34,8 @@ def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
             f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
         ) from None
     if fmt == "auto":
-        fmt = "json" if text.lstrip().startswith("{") else "trec"
+        json_like = path.suffix.lower() == ".json" or text.lstrip()[:1] in ("{", "[")
+        fmt = "json" if json_like else "trec"
     scores = _read_json(path, text) if fmt == "json" else _read_trec(path, text)
     if not scores:
         raise BenchmarkError(f"{path}: the run holds no results; is it the right file?")
