@@ -17,6 +17,8 @@ import numpy as np
 from harness.errors import HarnessError
 from harness.types import Benchmark, Run
 
+SCHEMA = "retrieval-harness/metrics/1"  # bump when the layout of metrics.json changes
+
 
 def check_writable(directory: Path) -> None:
     """Fail before any work is done if results cannot be written under `directory`."""

@@ -18,7 +18,6 @@ from harness.strata import stratify
 from metrics.registry import metrics_for
 from retrievers import build_retriever
 
-SCHEMA = "retrieval-harness/metrics/1"  # bump when the layout of metrics.json changes
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -149,7 +148,7 @@ def _check_name(key: str, name: str) -> None:
 def _metrics_doc(cfg, bench, retriever_name, metric_names, aggregated) -> dict[str, Any]:
     """Everything about the cell except timings, so reruns give byte-identical files."""
     return {
-        "schema": SCHEMA,
+        "schema": results.SCHEMA,
         "corpus": bench.name,
         "retriever": retriever_name,
         "benchmark": {

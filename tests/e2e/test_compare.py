@@ -1,0 +1,171 @@
+"""End to end: `python -m harness.compare` on real result folders, a planted regression,
+an unchanged copy, and each kind of bad input."""
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, write_redqa
+from tests.e2e.test_cli import harness
+
+
+def compare(*args, cwd):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "harness.compare", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def cells(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cells")
+    harness("metrics=all", cwd=root)
+    harness("retriever=bm25-simple", "metrics=all", cwd=root)
+    return root
+
+
+def _copy(cells, tmp_path, name="new"):
+    dst = tmp_path / name
+    shutil.copytree(cells / "results/demo/bm25", dst)
+    return dst
+
+
+def _edit_per_query(folder, metric, change):
+    path = folder / "per_query.csv"
+    rows = list(csv.DictReader(path.open()))
+    for row in rows:
+        row[metric] = repr(change(float(row[metric])))
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    path.write_text(out.getvalue())
+
+
+def test_two_retrievers_report(cells):
+    res = compare(
+        "results/demo/bm25",
+        "results/demo/bm25-simple",
+        "--metric",
+        "coverage@10,ndcg_cut@10",
+        cwd=cells,
+    )
+    assert res.returncode in (0, 1), res.stderr
+    out = res.stdout
+    assert out.startswith("# Retrieval comparison: demo")
+    assert "## bm25-simple vs bm25" in out and "### coverage@10" in out
+    assert "### ndcg_cut@10" in out and "### mrr@10" not in out
+    assert "| hop=4 | 12 |" in out and "not gated (n < 30)" in out
+    assert "over the 2 gated tests" in out  # overall of two metrics; hop strata are too small
+    assert "**Result: " in out
+
+
+def test_unchanged_copy_passes(cells, tmp_path):
+    same = _copy(cells, tmp_path)
+    res = compare("--baseline", cells / "results/demo/bm25", "--candidate", same, cwd=cells)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "**Result: PASS.**" in res.stdout
+    # same retriever name in both folders: the report labels them by folder
+    assert f"## {same} vs {cells / 'results/demo/bm25'}" in res.stdout
+
+
+def test_planted_regression_fails_the_gate(cells, tmp_path):
+    worse = _copy(cells, tmp_path)
+    _edit_per_query(worse, "coverage@10", lambda v: v * 0.5)  # every query loses half
+    report = tmp_path / "out" / "report.md"
+    res = compare(
+        "--baseline",
+        cells / "results/demo/bm25",
+        "--candidate",
+        worse,
+        "--metric",
+        "coverage@10",
+        "--max-drop",
+        "1.0",
+        "--alpha",
+        "0.05",
+        "--out",
+        report,
+        cwd=cells,
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "**Result: FAIL.** 1 regression(s)" in res.stdout
+    assert "| overall | 48 | 55.73 | 27.86 | -27.86 |" in res.stdout
+    assert report.read_text() == res.stdout
+
+
+def test_small_drop_within_tolerance_passes(cells, tmp_path):
+    worse = _copy(cells, tmp_path)
+    _edit_per_query(worse, "coverage@10", lambda v: v - 0.005 if v >= 0.005 else v)
+    res = compare(cells / "results/demo/bm25", worse, "--metric", "coverage@10", cwd=cells)
+    assert res.returncode == 0, res.stdout
+    assert "worse, within 1.00 points" in res.stdout
+
+
+def _one_line(res, message):
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
+    assert message in res.stderr, res.stderr
+
+
+def test_mismatched_checksum(cells, tmp_path):
+    other = _copy(cells, tmp_path)
+    doc = json.loads((other / "metrics.json").read_text())
+    doc["benchmark"]["checksum"] = "sha256:" + "0" * 64
+    (other / "metrics.json").write_text(json.dumps(doc))
+    _one_line(compare(cells / "results/demo/bm25", other, cwd=cells), "benchmark checksums differ")
+
+
+def test_different_benchmarks(cells, tmp_path):
+    bench = write_redqa(tmp_path / "tiny.json")
+    harness("corpus=redqa", f"corpus.path={bench}", cwd=tmp_path)
+    _one_line(
+        compare(cells / "results/demo/bm25", tmp_path / "results/tiny/bm25", cwd=cells),
+        "cannot compare different benchmarks",
+    )
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["results/demo/bm25"], "give at least two result folders"),
+        (["results/demo/bm25", "results/demo/nope"], "result folder not found"),
+        (["results/demo/bm25", "results/demo/bm25"], "the same result folder is given twice"),
+        (
+            ["results/demo/bm25", "results/demo/bm25-simple", "--metric", "covrage@10"],
+            "metric 'covrage@10' is not in",
+        ),
+        (["results/demo/bm25", "results/demo/bm25-simple", "--alpha", "2"], "--alpha must be"),
+        (["--candidate", "results/demo/bm25"], "--candidate needs --baseline"),
+        (
+            ["results/demo/bm25", "results/demo/bm25-simple", "--bogus"],
+            "unrecognized arguments: --bogus",
+        ),
+    ],
+)
+def test_bad_arguments(cells, args, message):
+    _one_line(compare(*args, cwd=cells), message)
+
+
+def test_unknown_metric_suggests(cells):
+    res = compare(
+        "results/demo/bm25", "results/demo/bm25-simple", "--metric", "covrage@10", cwd=cells
+    )
+    assert "did you mean 'coverage@10'" in res.stderr
+
+
+def test_corrupt_metrics_json(cells, tmp_path):
+    broken = _copy(cells, tmp_path)
+    (broken / "metrics.json").write_text("{not json")
+    _one_line(compare(cells / "results/demo/bm25", broken, cwd=cells), "not valid JSON")
