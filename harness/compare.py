@@ -219,8 +219,8 @@ def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Opt
                 interval = f"[{_signed(x.ci[0])}, {_signed(x.ci[1])}]"
                 lines.append(
                     f"| {r.stratum} | {x.n} | {_pct(x.mean_a)} | {_pct(x.mean_b)} | "
-                    f"{_signed(x.delta)} | {interval} | {_p(x.p_randomization)} | {_p(x.p_ttest)} | "
-                    f"{_p(r.p_holm)} | {r.verdict} |"
+                    f"{_signed(x.delta)} | {interval} | {_p(x.p_randomization)} | "
+                    f"{_p(x.p_ttest)} | {_p(r.p_holm)} | {r.verdict} |"
                 )
     bad = regressions(rows)
     lines.append("")
