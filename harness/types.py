@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -69,21 +68,29 @@ class Ranking:
 _EMPTY = Ranking((), ())
 
 
-def canonical(pairs: Iterable[tuple[str, float]], depth: int) -> Ranking:
+def canonical(pairs: Iterable[tuple[str, float]] | Mapping[str, float], depth: int) -> Ranking:
     """Order (chunk_id, score) pairs by score descending, ties by chunk id descending; cut at depth.
 
-    Duplicate ids keep their highest score, so a chunk occupies one rank.
+    Takes pairs or a {chunk_id: score} mapping. Duplicate ids keep their highest score, so a
+    chunk occupies one rank.
     """
-    best: dict[str, float] = {}
-    for chunk_id, score in pairs:
-        score = float(score)
-        if math.isnan(score):
-            raise ValueError(f"score of '{chunk_id}' is NaN")
-        if chunk_id not in best or score > best[chunk_id]:
-            best[chunk_id] = score
-    # Python compares str by code point, which is UTF-8 byte order (trec_eval's rule).
-    items = sorted(best.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
-    return Ranking(tuple(k for k, _ in items), tuple(v for _, v in items))
+    if isinstance(pairs, Mapping):
+        best = pairs
+    else:
+        best = {}
+        for chunk_id, score in pairs:
+            if chunk_id not in best or score > best[chunk_id]:
+                best[chunk_id] = score
+    if any(s != s for s in best.values()):  # only NaN differs from itself
+        bad = next(k for k, s in best.items() if s != s)
+        raise ValueError(f"score of '{bad}' is NaN")
+    # Two stable sorts, each on one key (fast paths in CPython): chunk id descending, then
+    # score descending, which keeps tied chunks in id order. Python compares str by code
+    # point, which is UTF-8 byte order (trec_eval's rule).
+    ids = sorted(best, reverse=True)
+    ids.sort(key=best.__getitem__, reverse=True)
+    del ids[depth:]
+    return Ranking(tuple(ids), tuple(float(best[i]) for i in ids))
 
 
 class Run:
@@ -96,9 +103,12 @@ class Run:
 
     @classmethod
     def from_scores(
-        cls, name: str, scores: Mapping[str, Iterable[tuple[str, float]]], depth: int
+        cls,
+        name: str,
+        scores: Mapping[str, Iterable[tuple[str, float]] | Mapping[str, float]],
+        depth: int,
     ) -> Run:
-        """Build a run from unordered (chunk_id, score) pairs per query."""
+        """Build a run from unordered (chunk_id, score) pairs, or {chunk_id: score}, per query."""
         return cls(name, {qid: canonical(pairs, depth) for qid, pairs in scores.items()}, depth)
 
     def __getitem__(self, query_id: str) -> Ranking:

@@ -181,7 +181,7 @@ class RunFile:
             },
             "queries_cut_at_depth": truncated,
         }
-        return Run.from_scores(self.name, {q: d.items() for q, d in kept.items()}, depth)
+        return Run.from_scores(self.name, kept, depth)
 
     def messages(self) -> list[str]:
         """Human-readable notes for the terminal about ids left out and lists cut."""

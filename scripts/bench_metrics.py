@@ -1,0 +1,154 @@
+"""Time the standard metrics: harness vs pytrec_eval vs ranx on the same synthetic run.
+
+All standard metrics at K in {1,5,10,100} (nDCG, Recall, P, AP, RR, Success) plus MAP and
+R-Precision, for Q queries x 100 retrieved chunks with about 5 graded relevant each. Each
+tool starts from the same Python dicts ({qid: {docid: grade}} and {qid: {docid: score}})
+and ends with per-query values; the steps are timed apart so the report shows where the
+time goes. ranx compiles with numba on first use: its first call is timed apart too.
+Also checks that the three agree (to 1e-6) on the metrics they share.
+
+    python scripts/bench_metrics.py                    # 100,000 queries (needs ranx)
+    python scripts/bench_metrics.py --queries 20000 --skip-ranx
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import time
+
+import numpy as np
+
+KS = (1, 5, 10, 100)
+DEPTH = 100
+
+
+def synthetic(n_queries: int, seed: int) -> tuple[dict, dict]:
+    """qrels with 1-9 graded relevant chunks (mean 5) and runs of 100 scored chunks, where
+    some relevant chunks are retrieved and scores have ties."""
+    rng = random.Random(seed)
+    pool = [f"doc{i:07d}" for i in range(2_000_000)]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(n_queries):
+        qid = f"q{q:06d}"
+        rel = {pool[rng.randrange(len(pool))]: rng.randint(1, 3) for _ in range(rng.randint(1, 9))}
+        qrels[qid] = rel
+        docs = [d for d in rel if rng.random() < 0.6]
+        while len(docs) < DEPTH:
+            docs.append(pool[rng.randrange(len(pool))])
+        # scores rounded to 3 decimals: ties between chunks are common, as in real runs
+        run[qid] = {d: round(rng.random(), 3) for d in docs[:DEPTH]}
+    return qrels, run
+
+
+def timed(label: str, fn, report: dict):
+    gc.collect()
+    t = time.perf_counter()
+    out = fn()
+    report[label] = time.perf_counter() - t
+    print(f"  {label:<34} {report[label]:8.2f} s", flush=True)
+    return out
+
+
+def bench_harness(qrels, run, report):
+    from harness.types import Run
+    from metrics import standard
+
+    wanted = [(f, k) for k in KS for f in ("ndcg_cut", "recall", "P", "map_cut", "recip_rank",
+                                           "success")] + [("map", None), ("Rprec", None)]
+    qids = list(qrels)
+    r = timed("harness: canonical run (sort)", lambda: Run.from_scores("x", run, DEPTH), report)
+    values = timed(
+        "harness: all metrics",
+        lambda: standard.evaluate([r[q].ids for q in qids], [qrels[q] for q in qids], wanted),
+        report,
+    )
+    report["harness total"] = report["harness: canonical run (sort)"] + report[
+        "harness: all metrics"
+    ]
+    return {(f, k): dict(zip(qids, v.tolist())) for (f, k), v in values.items()}
+
+
+def bench_pytrec_eval(qrels, run, report):
+    import pytrec_eval
+
+    cuts = ",".join(map(str, KS))
+    measures = {f"{m}.{cuts}" for m in ("ndcg_cut", "recall", "P", "map_cut", "success")}
+    measures |= {"recip_rank", "map", "Rprec"}
+    ev = timed(
+        "pytrec_eval: build evaluator",
+        lambda: pytrec_eval.RelevanceEvaluator(qrels, measures),
+        report,
+    )
+    out = timed("pytrec_eval: evaluate", lambda: ev.evaluate(run), report)
+    report["pytrec_eval total"] = report["pytrec_eval: build evaluator"] + report[
+        "pytrec_eval: evaluate"
+    ]
+    return out
+
+
+def bench_ranx(qrels, run, report):
+    import ranx
+
+    metrics = [f"{m}@{k}" for k in KS for m in ("ndcg", "recall", "precision", "map", "mrr",
+                                                "hit_rate")] + ["map", "r-precision"]
+    q = timed("ranx: Qrels from dict", lambda: ranx.Qrels(qrels), report)
+    r = timed("ranx: Run from dict", lambda: ranx.Run(run), report)
+    timed("ranx: evaluate, first call (JIT)", lambda: ranx.evaluate(q, r, metrics), report)
+    r2 = ranx.Run(run)  # ranx caches scores on the Run; a fresh one measures the work again
+    timed("ranx: evaluate, warm", lambda: ranx.evaluate(q, r2, metrics), report)
+    report["ranx total (warm)"] = (
+        report["ranx: Qrels from dict"] + report["ranx: Run from dict"]
+        + report["ranx: evaluate, warm"]
+    )
+    return r2
+
+
+def check_agreement(ours, ref) -> int:
+    """Compare per-query values with pytrec_eval; returns the number of values checked."""
+    names = {("ndcg_cut", k): f"ndcg_cut_{k}" for k in KS}
+    names |= {(m, k): f"{m}_{k}" for m in ("recall", "P", "map_cut", "success") for k in KS}
+    names |= {("map", None): "map", ("Rprec", None): "Rprec", ("recip_rank", 100): "recip_rank"}
+    n = 0
+    for key, trec in names.items():
+        for qid, v in ours[key].items():
+            want = ref[qid][trec]
+            if abs(v - want) > 1e-6:
+                raise SystemExit(f"disagreement on {qid} {trec}: harness {v}, pytrec_eval {want}")
+            n += 1
+    return n
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--queries", type=int, default=100_000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--skip-ranx", action="store_true")
+    args = p.parse_args()
+    print(f"{args.queries:,} queries x {DEPTH} retrieved, K = {KS}", flush=True)
+    report: dict[str, float] = {}
+    qrels, run = timed("generate data", lambda: synthetic(args.queries, args.seed), report)
+    n_rel = np.mean([len(v) for v in qrels.values()])
+    print(f"  mean relevant per query: {n_rel:.2f}")
+    ours = bench_harness(qrels, run, report)
+    ref = bench_pytrec_eval(qrels, run, report)
+    print(f"  agreement with pytrec_eval: {check_agreement(ours, ref):,} values within 1e-6")
+    del ref
+    if not args.skip_ranx:
+        bench_ranx(qrels, run, report)
+    h = report["harness total"]
+    print("\nsummary (end to end, from the same Python dicts):")
+    print(f"  harness      {h:8.2f} s")
+    print(f"  pytrec_eval  {report['pytrec_eval total']:8.2f} s   "
+          f"harness is {report['pytrec_eval total'] / h:.1f}x faster")
+    if "ranx total (warm)" in report:
+        rx = report["ranx total (warm)"]
+        print(f"  ranx (warm)  {rx:8.2f} s   harness / ranx = {h / rx:.2f}")
+        print(f"  metric step only: harness {report['harness: all metrics']:.2f} s, "
+              f"ranx evaluate (warm) {report['ranx: evaluate, warm']:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
