@@ -43,8 +43,8 @@ def per_query(
     batch = [m for m in metrics if m.family.kind == "standard"]
     if batch:
         computed = standard.evaluate(
-            [run[q.query_id].ids for q in queries],
-            [q.judgments for q in queries],
+            [run[q.query_id] for q in queries],
+            standard.prepare([q.judgments for q in queries], benchmark.vocab),
             [(m.family.name, m.k) for m in batch],
             level=level,
         )

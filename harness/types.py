@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -56,23 +59,36 @@ class Benchmark:
     source: str
     metadata: Mapping[str, object] = field(default_factory=dict)
 
+    @cached_property
+    def vocab(self) -> dict[str, int]:
+        """Chunk id -> position in the corpus: the integer codes rankings may carry."""
+        return {cid: i for i, cid in enumerate(self.corpus)}
+
 
 @dataclass(frozen=True)
 class Ranking:
-    """One query's canonical ranked list: parallel tuples of chunk ids and scores."""
+    """One query's canonical ranked list: parallel tuples of chunk ids and scores.
+
+    `codes` optionally holds each chunk's position in the corpus (Benchmark.vocab), which
+    lets the standard metrics match judgments without string lookups."""
 
     ids: tuple[str, ...]
     scores: tuple[float, ...]
+    codes: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 _EMPTY = Ranking((), ())
 
 
-def canonical(pairs: Iterable[tuple[str, float]] | Mapping[str, float], depth: int) -> Ranking:
+def canonical(
+    pairs: Iterable[tuple[str, float]] | Mapping[str, float],
+    depth: int,
+    vocab: Mapping[str, int] | None = None,
+) -> Ranking:
     """Order (chunk_id, score) pairs by score descending, ties by chunk id descending; cut at depth.
 
     Takes pairs or a {chunk_id: score} mapping. Duplicate ids keep their highest score, so a
-    chunk occupies one rank.
+    chunk occupies one rank. With `vocab` (every id must be in it) the ranking carries codes.
     """
     if isinstance(pairs, Mapping):
         best = pairs
@@ -90,7 +106,8 @@ def canonical(pairs: Iterable[tuple[str, float]] | Mapping[str, float], depth: i
     ids = sorted(best, reverse=True)
     ids.sort(key=best.__getitem__, reverse=True)
     del ids[depth:]
-    return Ranking(tuple(ids), tuple(float(best[i]) for i in ids))
+    codes = None if vocab is None else np.fromiter(map(vocab.__getitem__, ids), np.int64)
+    return Ranking(tuple(ids), tuple(float(best[i]) for i in ids), codes)
 
 
 class Run:
@@ -107,9 +124,12 @@ class Run:
         name: str,
         scores: Mapping[str, Iterable[tuple[str, float]] | Mapping[str, float]],
         depth: int,
+        vocab: Mapping[str, int] | None = None,
     ) -> Run:
-        """Build a run from unordered (chunk_id, score) pairs, or {chunk_id: score}, per query."""
-        return cls(name, {qid: canonical(pairs, depth) for qid, pairs in scores.items()}, depth)
+        """Build a run from unordered (chunk_id, score) pairs, or {chunk_id: score}, per query;
+        with the benchmark's `vocab` the rankings carry corpus codes."""
+        rankings = {qid: canonical(pairs, depth, vocab) for qid, pairs in scores.items()}
+        return cls(name, rankings, depth)
 
     def __getitem__(self, query_id: str) -> Ranking:
         """The query's ranking; an empty one for a query the retriever returned nothing for."""

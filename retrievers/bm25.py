@@ -133,4 +133,4 @@ def _top(row: np.ndarray, depth: int, ids: np.ndarray, id_pos: np.ndarray) -> Ra
         cand = np.arange(len(row))
     order = np.lexsort((-id_pos[cand], -row[cand]))[:depth]
     chosen = cand[order]
-    return Ranking(tuple(ids[chosen].tolist()), tuple(row[chosen].tolist()))
+    return Ranking(tuple(ids[chosen].tolist()), tuple(row[chosen].tolist()), chosen)

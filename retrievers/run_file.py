@@ -136,10 +136,10 @@ class RunFile:
         self.format = format
         self.name = name or re.sub(r"[^A-Za-z0-9._-]", "_", self.path.stem) or "run"
         self.notes: dict[str, Any] = {}
-        self._corpus: frozenset[str] = frozenset()
+        self._corpus: dict[str, int] = {}
 
     def index(self, corpus: Mapping[str, Chunk]) -> None:
-        self._corpus = frozenset(corpus)
+        self._corpus = {cid: i for i, cid in enumerate(corpus)}  # the corpus codes
 
     def search(self, queries: Iterable[Query], *, depth: int) -> Run:
         scores = read_run(self.path, self.format)
@@ -181,7 +181,7 @@ class RunFile:
             },
             "queries_cut_at_depth": truncated,
         }
-        return Run.from_scores(self.name, kept, depth)
+        return Run.from_scores(self.name, kept, depth, self._corpus)
 
     def messages(self) -> list[str]:
         """Human-readable notes for the terminal about ids left out and lists cut."""

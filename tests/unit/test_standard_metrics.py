@@ -4,7 +4,10 @@ import math
 
 import pytest
 
-from metrics.standard import evaluate, grade_matrix
+import numpy as np
+
+from harness.types import Ranking
+from metrics.standard import evaluate, grade_matrix, prepare
 
 # qrels: a=3, b=1, c=2, z=1 (never retrieved), w=0 (judged non-relevant)
 QRELS = {"a": 3, "b": 1, "c": 2, "z": 1, "w": 0}
@@ -16,8 +19,21 @@ def _one(family, k=None, level=1, ranked=RANKED, qrels=QRELS):
 
 
 def test_grade_matrix_pads_with_zero():
-    g = grade_matrix([RANKED, ("c",)], [QRELS, QRELS], width=6)
+    g = grade_matrix([RANKED, ("c",)], prepare([QRELS, QRELS]), width=6)
     assert g.tolist() == [[3, 0, 1, 0, 2, 0], [2, 0, 0, 0, 0, 0]]
+
+
+def test_corpus_codes_match_like_ids():
+    vocab = {c: i for i, c in enumerate(["w", "x", "y", "a", "b", "c", "q"])}
+    coded = Ranking(RANKED, (5.0, 4.0, 3.0, 2.0, 1.0), np.array([vocab[c] for c in RANKED]))
+    judged = prepare([QRELS, {"q": 1}], vocab)  # z is judged but not in the corpus
+    g = grade_matrix([coded, ("q", "z")], judged, width=5)
+    assert g.tolist() == [[3, 0, 1, 0, 2], [1, 0, 0, 0, 0]]  # z is judged for query 1 only
+    wanted = [("ndcg_cut", 3), ("recall", 5), ("map", None)]
+    a = evaluate([coded], judged_one := prepare([QRELS], vocab), wanted)
+    b = evaluate([RANKED], [QRELS], wanted)
+    assert judged_one.corpus_coded
+    assert {k: v.tolist() for k, v in a.items()} == {k: v.tolist() for k, v in b.items()}
 
 
 @pytest.mark.parametrize(
