@@ -2,9 +2,8 @@
 
 import math
 
-import pytest
-
 import numpy as np
+import pytest
 
 from harness.types import Ranking
 from metrics.standard import evaluate, grade_matrix, prepare
