@@ -291,6 +291,8 @@ def _options(args: argparse.Namespace) -> Options:
         raise HarnessError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.max_drop < 0:
         raise HarnessError(f"--max-drop must be >= 0 points, got {args.max_drop}")
+    if args.min_queries < 1:
+        raise HarnessError(f"--min-queries must be a positive integer, got {args.min_queries}")
     for flag in ("permutations", "bootstrap"):
         if getattr(args, flag) < 1:
             raise HarnessError(f"--{flag} must be a positive integer")
