@@ -42,14 +42,32 @@ def per_query(
             values[m.name][i] = m(q, ranked)
     batch = [m for m in metrics if m.family.kind == "standard"]
     if batch:
+        rankings = [run[q.query_id] for q in queries]
+        _check_codes(benchmark, rankings)
         computed = standard.evaluate(
-            [run[q.query_id] for q in queries],
+            rankings,
             standard.prepare([q.judgments for q in queries], benchmark.vocab),
             [(m.family.name, m.k) for m in batch],
             level=level,
         )
         values.update({m.name: computed[(m.family.name, m.k)] for m in batch})
     return {m.name: values[m.name] for m in metrics}
+
+
+def _check_codes(benchmark: Benchmark, rankings) -> None:
+    """Codes must be positions in this benchmark's corpus, or matches would be wrong: check
+    each ranking's first and last chunk (cheap; catches a retriever with another order)."""
+    ids = list(benchmark.corpus)
+    for r in rankings:
+        if (
+            r.codes is not None
+            and len(r.ids)
+            and (ids[r.codes[0]] != r.ids[0] or ids[r.codes[-1]] != r.ids[-1])
+        ):
+            raise ValueError(
+                f"ranking codes do not follow the corpus order of '{benchmark.name}' "
+                f"(code {r.codes[0]} is '{ids[r.codes[0]]}', id is '{r.ids[0]}')"
+            )
 
 
 def summarize(

@@ -71,7 +71,7 @@ def prepare(
 
 
 def grade_matrix(rankings: Sequence[Ranking | Sequence[str]], judged: Judged, width: int):
-    """Grades of the top `width` chunks of each ranking, as an int64 matrix padded with 0."""
+    """Grades of the top `width` chunks of each ranking, as an int32 matrix padded with 0."""
     parts = []
     for r in rankings:
         codes = getattr(r, "codes", None)
@@ -85,12 +85,16 @@ def grade_matrix(rankings: Sequence[Ranking | Sequence[str]], judged: Judged, wi
     codes = np.full((len(parts), width), -1, dtype=np.int64)
     if parts:
         codes[filled] = np.concatenate(parts)
-    grades = np.zeros(codes.shape, dtype=np.int64)
+    grades = np.zeros(codes.shape, dtype=np.int32)
     if len(judged.keys) == 0:
         return grades
-    keys = np.arange(len(parts), dtype=np.int64)[:, None] * judged.stride + codes
-    pos = np.minimum(np.searchsorted(judged.keys, keys), len(judged.keys) - 1)
-    hit = (judged.keys[pos] == keys) & (codes >= 0)
+    # Keys in place (the matrices are large): padding's -1 becomes the previous row's code
+    # stride - 1, which no chunk holds, so it never matches.
+    keys = codes
+    keys += np.arange(len(parts), dtype=np.int64)[:, None] * judged.stride
+    pos = np.searchsorted(judged.keys, keys)
+    np.minimum(pos, len(judged.keys) - 1, out=pos)
+    hit = judged.keys[pos] == keys
     grades[hit] = judged.grades[pos[hit]]
     return grades
 
@@ -115,7 +119,7 @@ def evaluate(
     width = max([1, longest, *ks])
     grades = grade_matrix(rankings, judged, width)
     rel = grades >= level
-    cum_rel = np.cumsum(rel, axis=1, dtype=np.int64)
+    cum_rel = np.cumsum(rel, axis=1, dtype=np.int32)
     num_rel = np.bincount(judged.rows[judged.grades >= level], minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
         no_rel = np.where(num_rel > 0, 1.0, np.nan)
@@ -138,18 +142,17 @@ def evaluate(
                 hit = first < k
                 v = np.where(hit, 1.0 / (first + 1), 0.0) * no_rel
             elif family in ("map_cut", "map"):
-                if "ap" not in cache:
-                    cache["ap"] = np.cumsum(np.where(rel, cum_rel / ranks, 0.0), axis=1)
-                v = cache["ap"][:, width - 1 if col is None else col] / num_rel
+                if "ap" not in cache:  # precision at each relevant rank, 0 elsewhere
+                    cache["ap"] = np.where(rel, cum_rel / ranks, 0.0)
+                v = cache["ap"][:, : width if k is None else k].sum(axis=1) / num_rel
             elif family == "Rprec":
                 at = np.clip(num_rel, 1, width) - 1
                 v = cum_rel[np.arange(n), at] / num_rel
             elif family == "ndcg_cut":
-                if "dcg" not in cache:
-                    gain = np.maximum(grades, 0).astype(np.float64)
-                    cache["dcg"] = np.cumsum(gain / np.log2(ranks + 1), axis=1)
+                if "dcg" not in cache:  # discounted gain at each rank; summed up to each K
+                    cache["dcg"] = np.maximum(grades, 0) / np.log2(ranks + 1)
                     cache["idcg"] = _ideal_dcg(judged, max(ks))
-                v = cache["dcg"][:, col] / cache["idcg"][:, col]
+                v = cache["dcg"][:, :k].sum(axis=1) / cache["idcg"][:, col]
             else:
                 raise ValueError(f"unknown standard metric family '{family}'")
             out[(family, k)] = np.asarray(v, dtype=np.float64)

@@ -7,7 +7,7 @@ import pytest
 
 from harness.evaluate import aggregate, per_query
 from harness.strata import hop_label, label_order, stratify
-from harness.types import Benchmark, Chunk, Query, Run
+from harness.types import Benchmark, Chunk, Query, Ranking, Run
 from metrics.registry import metrics_for
 
 
@@ -47,3 +47,13 @@ def test_summary_mean_is_exact_over_defined_values():
     values = {"m": np.array([0.1] * 10 + [np.nan])}
     agg = aggregate(values, {})
     assert agg["overall"]["mean"]["m"] == 0.1 * 10 / 10
+
+
+def test_codes_in_another_corpus_order_are_refused():
+    corpus = {c: Chunk(c, c) for c in ("a", "b", "c")}
+    bench = Benchmark("t", corpus, (Query("q", "x", (frozenset({"a"}),)),), "sha", "src")
+    run = Run("r", {"q": Ranking(("a", "b"), (2.0, 1.0), np.array([1, 0]))}, depth=10)
+    with pytest.raises(ValueError, match="do not follow the corpus order"):
+        per_query(bench, run, metrics_for(["recall"], [1], depth=10))
+    good = Run("r", {"q": Ranking(("a", "b"), (2.0, 1.0), np.array([0, 1]))}, depth=10)
+    assert per_query(bench, good, metrics_for(["recall"], [1], depth=10))["recall@1"][0] == 1.0
