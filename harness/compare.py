@@ -14,7 +14,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -82,8 +82,8 @@ def select_metrics(cells: Sequence[Cell], wanted: Sequence[str] | None) -> list[
             raise HarnessError("the result folders share no metric; rerun them with one metric set")
         return shared
     out = []
+    lookup = {m.lower(): m for m in shared}
     for name in wanted:
-        lookup = {m.lower(): m for m in shared}
         if name.lower() not in lookup:
             missing = [str(c.path) for c in cells if name.lower() not in map(str.lower, c.values)]
             raise HarnessError(
@@ -130,7 +130,7 @@ def compare_cells(cells: Sequence[Cell], opts: Options) -> tuple[list[str], list
     final = []
     for r in rows:
         p_holm = next(adjusted) if r.gated else math.nan
-        final.append(Row(**{**r.__dict__, "p_holm": p_holm, "verdict": _verdict(r, p_holm, opts)}))
+        final.append(replace(r, p_holm=p_holm, verdict=_verdict(r, p_holm, opts)))
     return metrics, final
 
 

@@ -18,9 +18,6 @@ import numpy as np
 
 from harness.types import Ranking
 
-FAMILIES = ("ndcg_cut", "recall", "P", "map_cut", "map", "recip_rank", "success", "Rprec")
-UNCUT = frozenset({"map", "Rprec"})  # read the whole ranked list; no K
-
 
 @dataclass(frozen=True)
 class Judged:
