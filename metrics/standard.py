@@ -1,9 +1,10 @@
 """Standard metrics for graded qrels with trec_eval semantics, computed for all queries at once.
 
 Names follow trec_eval's measures: ndcg_cut@K, recall@K, P@K, map_cut@K, map, recip_rank@K,
-success@K, Rprec. Every metric reads a grade matrix: row i holds the qrels grade of each
-chunk in query i's canonical ranking (0 for unjudged chunks and past the end of the list),
-built by matching integer keys, never by per-chunk string lookups where rankings carry codes.
+success@K, Rprec. Rankings and judgments are matched by integer codes
+(corpus positions where rankings carry them, never per-chunk string lookups) in one compiled
+pass (metrics._scan) that counts, at each K, what every metric needs; chunks past the end of
+a list and unjudged chunks have grade 0.
 A query with no relevant chunk (grade >= level) is NaN for the binary metrics; one with no
 positive grade is NaN for nDCG.
 """
@@ -67,33 +68,21 @@ def prepare(
     )
 
 
-def grade_matrix(rankings: Sequence[Ranking | Sequence[str]], judged: Judged, width: int):
-    """Grades of the top `width` chunks of each ranking, as an int32 matrix padded with 0."""
+def flat_codes(rankings: Sequence[Ranking | Sequence[str]], judged: Judged):
+    """Every ranking's chunk codes end to end, and where each query's list starts (n + 1
+    offsets). Rankings without corpus codes are looked up among the judged ids (-1 if not)."""
     parts = []
     for r in rankings:
         codes = getattr(r, "codes", None)
         if codes is not None and judged.corpus_coded:
-            parts.append(codes[:width])
-        else:  # ids only: look each up among the judged ids (unjudged -> -1)
+            parts.append(codes)
+        else:
             ids = r.ids if isinstance(r, Ranking) else r
-            parts.append(np.fromiter(map(judged.code.get, ids[:width], repeat(-1)), np.int64))
-    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-    filled = np.arange(width) < lengths[:, None]
-    codes = np.full((len(parts), width), -1, dtype=np.int64)
-    if parts:
-        codes[filled] = np.concatenate(parts)
-    grades = np.zeros(codes.shape, dtype=np.int32)
-    if len(judged.keys) == 0:
-        return grades
-    # Keys in place (the matrices are large): padding's -1 becomes the previous row's code
-    # stride - 1, which no chunk holds, so it never matches.
-    keys = codes
-    keys += np.arange(len(parts), dtype=np.int64)[:, None] * judged.stride
-    pos = np.searchsorted(judged.keys, keys)
-    np.minimum(pos, len(judged.keys) - 1, out=pos)
-    hit = judged.keys[pos] == keys
-    grades[hit] = judged.grades[pos[hit]]
-    return grades
+            parts.append(np.fromiter(map(judged.code.get, ids, repeat(-1)), np.int64, len(ids)))
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=offsets[1:])
+    flat = np.concatenate(parts).astype(np.int64, copy=False) if parts else offsets[:0]
+    return flat, offsets
 
 
 def evaluate(
@@ -105,69 +94,50 @@ def evaluate(
 ) -> dict[tuple[str, int | None], np.ndarray]:
     """(family, K) -> per-query values, for canonical rankings (Ranking objects or id
     sequences) and their queries' judgments (raw, or encoded once by `prepare`)."""
+    from metrics._scan import scan  # numba: loaded only when standard metrics are asked for
+
     if level < 1:
         raise ValueError(f"relevance level must be >= 1, got {level}")
     judged = judgments if isinstance(judgments, Judged) else prepare(judgments)
     n = len(rankings)
     if judged.n_queries != n:
         raise ValueError(f"{n} rankings but judgments for {judged.n_queries} queries")
+    for family, _ in wanted:
+        if family not in _FAMILIES:
+            raise ValueError(f"unknown standard metric family '{family}'")
+    flat, offsets = flat_codes(rankings, judged)
     ks = [k for _, k in wanted if k is not None]
-    longest = max((len(r.ids if isinstance(r, Ranking) else r) for r in rankings), default=0)
-    width = max([1, longest, *ks])
-    grades = grade_matrix(rankings, judged, width)
-    rel = grades >= level
-    cum_rel = np.cumsum(rel, axis=1, dtype=np.int32)
-    num_rel = np.bincount(judged.rows[judged.grades >= level], minlength=n)
+    width = max([1, int(np.diff(offsets).max(initial=0)), *ks])
+    cuts = sorted({*ks, width})  # width: the uncut metrics read the whole list
+    col = {c: i for i, c in enumerate(cuts)}
+    jstarts = np.searchsorted(judged.rows, np.arange(n + 1))
+    jcodes = judged.keys - judged.rows * judged.stride
+    rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel = scan(
+        flat, offsets, jcodes, judged.grades, jstarts, np.asarray(cuts, np.int64), level, width
+    )
+    out: dict[tuple[str, int | None], np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         no_rel = np.where(num_rel > 0, 1.0, np.nan)
-        ranks = np.arange(1, width + 1, dtype=np.float64)
-        out: dict[tuple[str, int | None], np.ndarray] = {}
-        cache: dict[str, np.ndarray] = {}
         for family, k in wanted:
-            col = None if k is None else k - 1
+            c = col[width if k is None else k]
             if family == "recall":
-                v = cum_rel[:, col] / num_rel
+                v = rel_at[:, c] / num_rel
             elif family == "P":
-                v = cum_rel[:, col] / k * no_rel
+                v = rel_at[:, c] / k * no_rel
             elif family == "success":
-                v = (cum_rel[:, col] > 0) * no_rel
+                v = (rel_at[:, c] > 0) * no_rel
             elif family == "recip_rank":
-                if "first" not in cache:
-                    first = np.argmax(rel, axis=1)
-                    cache["first"] = np.where(rel[np.arange(n), first], first, width)
-                first = cache["first"]
-                hit = first < k
-                v = np.where(hit, 1.0 / (first + 1), 0.0) * no_rel
+                v = np.where(first < k, 1.0 / (first + 1), 0.0) * no_rel
             elif family in ("map_cut", "map"):
-                if "ap" not in cache:  # precision at each relevant rank, 0 elsewhere
-                    cache["ap"] = np.where(rel, cum_rel / ranks, 0.0)
-                v = cache["ap"][:, : width if k is None else k].sum(axis=1) / num_rel
+                v = ap_at[:, c] / num_rel
             elif family == "Rprec":
-                at = np.clip(num_rel, 1, width) - 1
-                v = cum_rel[np.arange(n), at] / num_rel
-            elif family == "ndcg_cut":
-                if "dcg" not in cache:  # discounted gain at each rank; summed up to each K
-                    cache["dcg"] = np.maximum(grades, 0) / np.log2(ranks + 1)
-                    cache["idcg"] = _ideal_dcg(judged, max(ks))
-                v = cache["dcg"][:, :k].sum(axis=1) / cache["idcg"][:, col]
-            else:
-                raise ValueError(f"unknown standard metric family '{family}'")
+                v = top_r / num_rel
+            else:  # ndcg_cut; 0/0 = NaN where a query has no positive grade
+                v = dcg_at[:, c] / idcg_at[:, c]
             out[(family, k)] = np.asarray(v, dtype=np.float64)
     return out
 
 
-def _ideal_dcg(judged: Judged, depth: int) -> np.ndarray:
-    """Cumulative DCG of each query's ideal ranking (all positive grades, best first) to depth.
-
-    0 where a query has no positive grade, so nDCG there is 0/0 = NaN."""
-    pos = judged.grades > 0
-    rows, grades = judged.rows[pos], judged.grades[pos]
-    order = np.lexsort((-grades, rows))  # by query, best grade first
-    rows, grades = rows[order], grades[order]
-    starts = np.searchsorted(rows, rows, side="left")
-    rank = np.arange(len(rows)) - starts
-    keep = rank < depth
-    ideal = np.zeros((judged.n_queries, depth), dtype=np.float64)
-    ideal[rows[keep], rank[keep]] = grades[keep]
-    discount = 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
-    return np.cumsum(ideal * discount, axis=1)
+_FAMILIES = frozenset(
+    ("recall", "P", "success", "recip_rank", "map_cut", "map", "Rprec", "ndcg_cut")
+)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harness.types import Ranking
-from metrics.standard import evaluate, grade_matrix, prepare
+from metrics.standard import evaluate, flat_codes, prepare
 
 # qrels: a=3, b=1, c=2, z=1 (never retrieved), w=0 (judged non-relevant)
 QRELS = {"a": 3, "b": 1, "c": 2, "z": 1, "w": 0}
@@ -17,17 +17,29 @@ def _one(family, k=None, level=1, ranked=RANKED, qrels=QRELS):
     return float(evaluate([ranked], [qrels], [(family, k)], level=level)[(family, k)][0])
 
 
-def test_grade_matrix_pads_with_zero():
-    g = grade_matrix([RANKED, ("c",)], prepare([QRELS, QRELS]), width=6)
-    assert g.tolist() == [[3, 0, 1, 0, 2, 0], [2, 0, 0, 0, 0, 0]]
+def test_ids_are_coded_among_judged_ids():
+    flat, offsets = flat_codes([RANKED, ("c",), ()], prepare([QRELS, QRELS, {}]))
+    code = prepare([QRELS]).code
+    assert offsets.tolist() == [0, 5, 6, 6]
+    assert flat.tolist() == [code["a"], -1, code["b"], -1, code["c"], code["c"]]
+
+
+def test_past_the_end_counts_as_not_relevant():
+    vals = evaluate([("c",)], [QRELS], [("P", 6), ("recall", 6), ("ndcg_cut", 2)])
+    assert vals[("P", 6)].tolist() == [1 / 6]
+    assert vals[("recall", 6)].tolist() == [1 / 4]
+    assert vals[("ndcg_cut", 2)].tolist() == [2 / (3 + 2 / math.log2(3))]
 
 
 def test_corpus_codes_match_like_ids():
     vocab = {c: i for i, c in enumerate(["w", "x", "y", "a", "b", "c", "q"])}
     coded = Ranking(RANKED, (5.0, 4.0, 3.0, 2.0, 1.0), np.array([vocab[c] for c in RANKED]))
     judged = prepare([QRELS, {"q": 1}], vocab)  # z is judged but not in the corpus
-    g = grade_matrix([coded, ("q", "z")], judged, width=5)
-    assert g.tolist() == [[3, 0, 1, 0, 2], [1, 0, 0, 0, 0]]  # z is judged for query 1 only
+    flat, _ = flat_codes([coded, ("q", "z")], judged)
+    # ids are corpus positions; z, judged but not in the corpus, gets a code past them all
+    assert flat.tolist() == [3, 1, 4, 2, 5, 6, 7]
+    got = evaluate([coded, ("q", "z")], judged, [("recall", 2), ("P", 5)])
+    assert got[("recall", 2)].tolist() == [1 / 4, 1.0]  # z is judged for query 1 only
     wanted = [("ndcg_cut", 3), ("recall", 5), ("map", None)]
     a = evaluate([coded], judged_one := prepare([QRELS], vocab), wanted)
     b = evaluate([RANKED], [QRELS], wanted)

@@ -1,0 +1,100 @@
+"""One compiled pass over every ranking: the counts all standard metrics are built from.
+
+numba compiles this on first use and caches the machine code beside the module (or in the
+user cache when that is read-only), so later processes load it in milliseconds. Imported
+lazily by metrics.standard: runs that ask only for group metrics never load numba."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def scan(flat, offsets, jcodes, jgrades, jstarts, cuts, level, width):  # pragma: no cover
+    """Per query i, ranking flat[offsets[i]:offsets[i+1]] (chunk codes, -1 = unjudged) and
+    judgments jcodes/jgrades[jstarts[i]:jstarts[i+1]] (codes sorted ascending).
+
+    At each cut c (ascending, c >= 1) over the first min(c, width) ranks: relevant count,
+    sum of precision at each relevant rank, DCG with grades as gains, and the ideal DCG.
+    Also the 0-based rank of the first relevant chunk (width if none), the relevant count
+    in the top R (R = number of relevant judgments, at least 1, at most width) and R."""
+    n = offsets.shape[0] - 1
+    nc = cuts.shape[0]
+    rel_at = np.zeros((n, nc), np.int32)
+    ap_at = np.zeros((n, nc), np.float64)
+    dcg_at = np.zeros((n, nc), np.float64)
+    idcg_at = np.zeros((n, nc), np.float64)
+    first = np.full(n, width, np.int64)
+    top_r = np.zeros(n, np.int64)
+    num_rel = np.zeros(n, np.int64)
+    discount = np.log2(np.arange(2, width + 2).astype(np.float64))
+    for i in range(n):
+        s, e = jstarts[i], jstarts[i + 1]
+        nr = 0
+        npos = 0
+        for t in range(s, e):
+            if jgrades[t] >= level:
+                nr += 1
+            if jgrades[t] > 0:
+                npos += 1
+        num_rel[i] = nr
+        # ideal ranking: positive grades, best first
+        ideal = np.empty(npos, np.int64)
+        p = 0
+        for t in range(s, e):
+            if jgrades[t] > 0:
+                ideal[p] = jgrades[t]
+                p += 1
+        ideal = np.sort(ideal)[::-1]
+        total = 0.0
+        ci = 0
+        for r in range(min(npos, width)):
+            while ci < nc and cuts[ci] <= r:
+                idcg_at[i, ci] = total
+                ci += 1
+            total += ideal[r] / discount[r]
+        while ci < nc:
+            idcg_at[i, ci] = total
+            ci += 1
+        # the ranking
+        a = offsets[i]
+        m = min(offsets[i + 1] - a, width)
+        r_cut = min(max(nr, 1), width)
+        rel = 0
+        ap = 0.0
+        dcg = 0.0
+        ci = 0
+        for j in range(m):
+            while ci < nc and cuts[ci] <= j:
+                rel_at[i, ci] = rel
+                ap_at[i, ci] = ap
+                dcg_at[i, ci] = dcg
+                ci += 1
+            if j == r_cut:
+                top_r[i] = rel
+            c = flat[a + j]
+            lo, hi = s, e
+            while lo < hi:  # binary search among this query's few judged codes
+                mid = (lo + hi) // 2
+                if jcodes[mid] < c:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < e and jcodes[lo] == c:
+                g = jgrades[lo]
+                if g > 0:
+                    dcg += g / discount[j]
+                if g >= level:
+                    rel += 1
+                    ap += rel / (j + 1.0)
+                    if first[i] == width:
+                        first[i] = j
+        if m <= r_cut:
+            top_r[i] = rel
+        while ci < nc:
+            rel_at[i, ci] = rel
+            ap_at[i, ci] = ap
+            dcg_at[i, ci] = dcg
+            ci += 1
+    return rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel
