@@ -29,7 +29,8 @@ GROUPS = ("retriever", "corpus", "metrics")
 
 def group_options(group: str) -> list[str]:
     """Names of the configs available in a config group (yaml stems)."""
-    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
+    # Names starting with _ are shared pieces other configs include, not choices.
+    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml") if not p.stem.startswith("_"))
 
 
 # Hydra's own flags that take a value; and those after which no job runs, or that point
@@ -170,6 +171,9 @@ class HarnessConf:
     retrieval: RetrievalConf = field(default_factory=RetrievalConf)
     results: ResultsConf = field(default_factory=ResultsConf)
     stats: StatsConf = field(default_factory=StatsConf)
+    device: Any = "auto"  # auto | cpu | cuda | cuda:N | [cuda:0, cuda:1] (dense encoders)
+    cache: bool = True  # embedding cache for dense retrievers
+    cache_dir: str | None = None  # null: $HARNESS_CACHE_DIR/embeddings or ~/.cache/...
 
 
 def register() -> None:

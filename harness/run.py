@@ -47,7 +47,10 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
     if isinstance(level, bool) or not isinstance(level, int) or level < 1:
         raise ConfigError(f"metrics.relevance_level must be an integer >= 1, got {level!r}")
     ci = _bootstrap_spec(cfg.get("stats") or {})
-    retriever = build_retriever(cfg["retriever"])
+    runtime = {
+        k: cfg.get(k, d) for k, d in (("device", "auto"), ("cache", True), ("cache_dir", None))
+    }
+    retriever = build_retriever(cfg["retriever"], runtime)
     _check_name("retriever.name", retriever.name)
     results_dir = Path(cfg["results"]["dir"]).expanduser()
     if cfg["results"]["write"]:

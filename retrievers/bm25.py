@@ -15,6 +15,7 @@ from scipy import sparse
 from harness.errors import ConfigError
 from harness.types import Chunk, Query, Ranking, Run
 from retrievers.tokenize import get_tokenizer
+from retrievers.topk import id_positions, top_of_row
 
 # Bound the dense score block (queries x documents) kept in memory at once.
 _BLOCK_CELLS = 1 << 24
@@ -112,25 +113,11 @@ class BM25:
         n_docs = len(self._ids)
         depth_eff = min(depth, n_docs)
         ids = np.asarray(self._ids, dtype=object)
-        # Position of each chunk id in ascending order: ties break by id descending.
-        id_pos = np.empty(n_docs, dtype=np.int64)
-        id_pos[np.argsort(ids)] = np.arange(n_docs)
+        id_pos = id_positions(self._ids)
         block = max(1, _BLOCK_CELLS // n_docs)
         rankings: dict[str, Ranking] = {}
         for start in range(0, len(queries), block):
             scores = self._score_block(qm[start : start + block])
             for row, q in zip(scores, queries[start : start + block]):
-                rankings[q.query_id] = _top(row, depth_eff, ids, id_pos)
+                rankings[q.query_id] = top_of_row(row, depth_eff, ids, id_pos)
         return Run(self.name, rankings, depth)
-
-
-def _top(row: np.ndarray, depth: int, ids: np.ndarray, id_pos: np.ndarray) -> Ranking:
-    """Canonical top-`depth`: score descending, then chunk id descending."""
-    if depth < len(row):
-        cut = np.partition(row, len(row) - depth)[len(row) - depth]
-        cand = np.flatnonzero(row >= cut)  # every chunk tied at the cut competes on id
-    else:
-        cand = np.arange(len(row))
-    order = np.lexsort((-id_pos[cand], -row[cand]))[:depth]
-    chosen = cand[order]
-    return Ranking(tuple(ids[chosen].tolist()), tuple(row[chosen].tolist()), chosen)

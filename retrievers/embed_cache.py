@@ -1,0 +1,208 @@
+"""Content-addressed embedding cache, in shards, so an interrupted encoding resumes.
+
+Layout: <root>/<key[:2]>/<key>/ holds `meta.json` (what the key was made of) and, per shard
+of `shard_size` texts, `NNNNNN.npy` (float32, no pickle) with a `NNNNNN.json` sidecar (row
+range, shape, sha256 of the .npy bytes). The key hashes the encoder's identity (model,
+revision, prompt, max length, dtype, normalisation) and the texts. Every file is written to
+a temporary name and renamed, the sidecar last, so a shard counts only once complete. A
+shard whose bytes or shape disagree with its sidecar is reported and encoded again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import HarnessError
+
+FORMAT = 1
+
+
+def default_root() -> Path:
+    """$HARNESS_CACHE_DIR/embeddings, else the per-user cache folder."""
+    env = os.environ.get("HARNESS_CACHE_DIR")
+    if env:
+        return Path(env).expanduser() / "embeddings"
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "retrieval-harness" / "embeddings"
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    """sha256 over the texts, each length-prefixed so boundaries count."""
+    h = hashlib.sha256()
+    for t in texts:
+        b = t.encode("utf-8")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def cache_key(
+    identity: Mapping[str, Any], texts: Sequence[str], shard_size: int
+) -> tuple[str, dict]:
+    """The key and the metadata it hashes."""
+    meta = {
+        "format": FORMAT,
+        "identity": dict(identity),
+        "n_texts": len(texts),
+        "texts_sha256": texts_digest(texts),
+        "shard_size": shard_size,
+    }
+    blob = json.dumps(meta, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest(), meta
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _npy_bytes(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue()
+
+
+class EmbeddingCache:
+    """Shards of one (encoder identity, texts) pair under one folder."""
+
+    def __init__(
+        self, root: Path, identity: Mapping[str, Any], texts: Sequence[str], shard_size: int
+    ):
+        if not isinstance(shard_size, int) or shard_size < 1:
+            raise HarnessError(f"cache shard size must be a positive integer, got {shard_size!r}")
+        self.key, self.meta = cache_key(identity, texts, shard_size)
+        self.dir = Path(root) / self.key[:2] / self.key
+        self.n = len(texts)
+        self.shard_size = shard_size
+        self.n_shards = max(1, -(-self.n // shard_size)) if self.n else 0
+
+    def _paths(self, i: int) -> tuple[Path, Path]:
+        return self.dir / f"{i:06d}.npy", self.dir / f"{i:06d}.json"
+
+    def _rows(self, i: int) -> tuple[int, int]:
+        return i * self.shard_size, min(self.n, (i + 1) * self.shard_size)
+
+    def load_shard(self, i: int) -> np.ndarray | None:
+        """The shard's embeddings, or None if absent; a damaged shard is reported and removed."""
+        npy, side = self._paths(i)
+        if not side.is_file():
+            return None
+        problem = None
+        try:
+            info = json.loads(side.read_text())
+            data = npy.read_bytes()
+            start, stop = self._rows(i)
+            if info.get("rows") != [start, stop]:
+                problem = f"covers rows {info.get('rows')}, expected {[start, stop]}"
+            elif hashlib.sha256(data).hexdigest() != info.get("sha256"):
+                problem = "its bytes do not match the recorded sha256"
+            else:
+                arr = np.load(io.BytesIO(data), allow_pickle=False)
+                if arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] != stop - start:
+                    problem = f"holds a {arr.dtype} array of shape {arr.shape}"
+                else:
+                    return arr
+        except (OSError, ValueError) as exc:
+            problem = f"cannot be read ({exc})"
+        print(
+            f"note: embedding cache shard {npy} {problem}; encoding it again",
+            file=sys.stderr,
+        )
+        side.unlink(missing_ok=True)
+        npy.unlink(missing_ok=True)
+        return None
+
+    def save_shard(self, i: int, arr: np.ndarray) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        meta = self.dir / "meta.json"
+        if not meta.is_file():
+            _write_atomic(meta, json.dumps(self.meta, indent=2, sort_keys=True).encode())
+        npy, side = self._paths(i)
+        data = _npy_bytes(np.ascontiguousarray(arr, dtype=np.float32))
+        _write_atomic(npy, data)
+        info = {
+            "rows": list(self._rows(i)),
+            "shape": list(arr.shape),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+        _write_atomic(side, json.dumps(info).encode())
+
+
+def encode_cached(
+    encode: Callable[[Sequence[str]], np.ndarray],
+    texts: Sequence[str],
+    *,
+    identity: Mapping[str, Any],
+    root: Path | None,
+    shard_size: int,
+    label: str,
+    progress: bool = True,
+) -> tuple[np.ndarray, dict[str, int]]:
+    """Embeddings of `texts`, reusing cached shards and caching new ones (root None: no cache).
+
+    Returns the (n, dim) float32 matrix and counts of shards reused and encoded."""
+    if root is None:
+        emb = encode(texts) if texts else np.zeros((0, 0), np.float32)
+        return emb, {"cached": 0, "encoded": 1 if texts else 0}
+    cache = EmbeddingCache(root, identity, texts, shard_size)
+    parts: list[np.ndarray | None] = [cache.load_shard(i) for i in range(cache.n_shards)]
+    todo = [i for i, p in enumerate(parts) if p is None]
+    dims = {p.shape[1] for p in parts if p is not None}
+    if len(dims) > 1:
+        raise HarnessError(
+            f"embedding cache {cache.dir} mixes dimensions {sorted(dims)}; delete that folder "
+            f"or run with cache=false"
+        )
+    if todo and len(todo) < cache.n_shards:
+        print(
+            f"note: {label}: resuming, {cache.n_shards - len(todo)} of {cache.n_shards} shards "
+            f"already in {cache.dir}",
+            file=sys.stderr,
+        )
+    remaining = sum(cache._rows(i)[1] - cache._rows(i)[0] for i in todo)
+    bar = _progress(remaining, label) if todo and progress else None
+    for i in todo:
+        start, stop = cache._rows(i)
+        arr = encode(texts[start:stop])
+        if dims and arr.shape[1] not in dims:
+            raise HarnessError(
+                f"{label}: fresh embeddings have dimension {arr.shape[1]} but the cached ones in "
+                f"{cache.dir} have {dims.pop()}: the model changed under the same id and revision; "
+                f"delete that folder or run with cache=false"
+            )
+        dims.add(arr.shape[1])
+        cache.save_shard(i, arr)
+        parts[i] = arr
+        if bar is not None:
+            bar.update(stop - start)
+    if bar is not None:
+        bar.close()
+    emb = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+    return emb, {"cached": cache.n_shards - len(todo), "encoded": len(todo)}
+
+
+def _progress(total: int, label: str):
+    """A tqdm bar on a terminal; nothing in CI logs (not a TTY, or CI set)."""
+    if os.environ.get("CI") or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(desc=label, unit="text", file=sys.stderr, total=total)
