@@ -185,6 +185,9 @@ class SentenceTransformerEncoder:
             raise HarnessError(
                 f"dense retrievers need torch and sentence-transformers; run: {_INSTALL}"
             ) from None
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars: noise in logs and tables
         kwargs = dict(self.model_kwargs)
         kwargs["dtype"] = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[
             self.dtype

@@ -1,0 +1,112 @@
+"""The sharded embedding cache: keys, reuse, resume, damage detection, dimension checks."""
+
+import json
+
+import numpy as np
+import pytest
+
+from harness.errors import HarnessError
+from retrievers.embed_cache import EmbeddingCache, cache_key, encode_cached
+
+TEXTS = [f"text number {i}" for i in range(10)]
+ID = {"model": "m", "revision": None, "prompt": None, "dtype": "fp32", "normalize": True}
+
+
+class Fake:
+    """An encoder that records what it was asked to encode."""
+
+    def __init__(self, dim=3):
+        self.calls: list[list[str]] = []
+        self.dim = dim
+
+    def __call__(self, texts):
+        self.calls.append(list(texts))
+        return np.array([[len(t), i, self.dim] + [0] * (self.dim - 3) for i, t in enumerate(texts)],
+                        dtype=np.float32)  # fmt: skip
+
+
+def _encode(fake, root, texts=TEXTS, identity=ID, shard_size=4):
+    return encode_cached(fake, texts, identity=identity, root=root, shard_size=shard_size,
+                         label="test", progress=False)  # fmt: skip
+
+
+def test_key_depends_on_identity_texts_and_shards():
+    k = cache_key(ID, TEXTS, 4)[0]
+    assert k == cache_key(dict(ID), list(TEXTS), 4)[0]
+    assert k != cache_key({**ID, "dtype": "bf16"}, TEXTS, 4)[0]
+    assert k != cache_key({**ID, "prompt": "query: "}, TEXTS, 4)[0]
+    assert k != cache_key(ID, TEXTS[:-1] + ["changed"], 4)[0]
+    assert k != cache_key(ID, TEXTS, 5)[0]
+    # boundaries count: ["ab", "c"] is not ["a", "bc"]
+    assert cache_key(ID, ["ab", "c"], 4)[0] != cache_key(ID, ["a", "bc"], 4)[0]
+
+
+def test_second_run_reuses_every_shard(tmp_path):
+    first, second = Fake(), Fake()
+    a, stats_a = _encode(first, tmp_path)
+    b, stats_b = _encode(second, tmp_path)
+    assert [len(c) for c in first.calls] == [4, 4, 2]
+    assert second.calls == [] and stats_b == {"cached": 3, "encoded": 0}
+    assert stats_a == {"cached": 0, "encoded": 3}
+    assert np.array_equal(a, b) and a.dtype == np.float32 and a.shape == (10, 3)
+    files = sorted(p.name for p in next(tmp_path.glob("*/*")).iterdir())
+    assert files == ["000000.json", "000000.npy", "000001.json", "000001.npy", "000002.json",
+                     "000002.npy", "meta.json"]  # fmt: skip
+    meta = json.loads(next(tmp_path.glob("*/*/meta.json")).read_text())
+    assert meta["identity"] == ID and meta["n_texts"] == 10
+
+
+def test_missing_shards_are_encoded_again_and_only_those(tmp_path, capsys):
+    full, _ = _encode(Fake(), tmp_path)
+    shard_dir = next(tmp_path.glob("*/*"))
+    (shard_dir / "000001.json").unlink()  # as if killed before the sidecar was renamed in
+    fake = Fake()
+    again, stats = _encode(fake, tmp_path)
+    assert fake.calls == [TEXTS[4:8]] and stats == {"cached": 2, "encoded": 1}
+    assert np.array_equal(full, again)
+    assert "resuming, 2 of 3 shards" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["bytes", "sidecar", "shape"])
+def test_damaged_shard_is_reported_and_rebuilt(tmp_path, capsys, damage):
+    full, _ = _encode(Fake(), tmp_path)
+    shard_dir = next(tmp_path.glob("*/*"))
+    npy, side = shard_dir / "000002.npy", shard_dir / "000002.json"
+    if damage == "bytes":
+        npy.write_bytes(npy.read_bytes()[:-4] + b"\0\0\0\0")
+    elif damage == "sidecar":
+        side.write_text("{not json")
+    else:
+        info = json.loads(side.read_text())
+        info["rows"] = [8, 11]
+        side.write_text(json.dumps(info))
+    fake = Fake()
+    again, _ = _encode(fake, tmp_path)
+    assert fake.calls == [TEXTS[8:]]
+    assert np.array_equal(full, again)
+    err = capsys.readouterr().err
+    assert "000002.npy" in err and "encoding it again" in err
+
+
+def test_dimension_change_under_the_same_identity_is_an_error(tmp_path):
+    _encode(Fake(dim=3), tmp_path)
+    (next(tmp_path.glob("*/*")) / "000001.json").unlink()
+    with pytest.raises(HarnessError, match="dimension 5 but the cached ones .* have 3"):
+        _encode(Fake(dim=5), tmp_path)
+
+
+def test_no_cache_encodes_everything(tmp_path):
+    fake = Fake()
+    emb, stats = encode_cached(fake, TEXTS, identity=ID, root=None, shard_size=4, label="x")
+    assert len(fake.calls) == 1 and emb.shape == (10, 3) and not any(tmp_path.iterdir())
+
+
+def test_nothing_pickled(tmp_path):
+    _encode(Fake(), tmp_path)
+    for npy in tmp_path.glob("*/*/*.npy"):
+        np.load(npy, allow_pickle=False)  # raises if an object array were stored
+
+
+def test_shard_size_must_be_positive(tmp_path):
+    with pytest.raises(HarnessError, match="shard size"):
+        EmbeddingCache(tmp_path, ID, TEXTS, 0)
