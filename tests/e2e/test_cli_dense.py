@@ -36,7 +36,7 @@ def test_minilm_end_to_end_then_from_the_cache(tmp_path):
     before = _results(cell)
     overall = before["overall"]["mean"]
     # a real embedder finds the single-hop answers; 4-hop queries are much harder
-    assert before["hop=1"]["mean"]["coverage@10"] > 0.9
+    assert before["hop"]["1"]["mean"]["coverage@10"] > 0.9
     assert 0.3 < overall["coverage@10"] < 0.9
     run = (cell / "run.trec").read_text().splitlines()
     assert len(run) == 48 * 100 and run[0].split()[5] == "minilm"
@@ -109,14 +109,14 @@ def test_weights_unavailable_offline(tmp_path):
     line = _one_error_line(res)
     assert "Qwen/Qwen3-Embedding-0.6B is not available offline" in line
     assert "retriever.local_path" in line
-    assert not (tmp_path / "results").exists()
+    assert not (tmp_path / "results" / "demo").exists()  # no cell written
 
 
 def test_missing_api_key(tmp_path):
     env = {**_env(tmp_path), "OPENAI_API_KEY": ""}
     line = _one_error_line(harness("retriever=openai-large", cwd=tmp_path, env=env, check=False))
     assert "environment variable OPENAI_API_KEY" in line
-    assert not (tmp_path / "results").exists()
+    assert not (tmp_path / "results" / "demo").exists()  # no cell written
 
 
 def test_empty_chunk_text(tmp_path):

@@ -35,9 +35,7 @@ def _fused(fusion, **kw):
 
 def test_rrf_by_hand():
     scores, r = _fused("rrf")
-    assert scores == pytest.approx(
-        {"c": 1 / 63 + 1 / 61, "a": 1 / 61, "b": 1 / 62, "d": 1 / 62}
-    )
+    assert scores == pytest.approx({"c": 1 / 63 + 1 / 61, "a": 1 / 61, "b": 1 / 62, "d": 1 / 62})
     assert r.ids == ("c", "a", "d", "b")  # b and d tie: id descending
     assert r.codes.tolist() == [2, 0, 3, 1]
 
