@@ -150,9 +150,14 @@ class InnerProductSearch:
             cand, scores = idx[r][keep], dist[r][keep]
             if exact and k > depth and scores[depth] == scores[depth - 1]:
                 # every chunk scoring at least the tied cut: a range search just below it
-                lims, d2, i2 = self._index.range_search(
-                    q[r : r + 1], float(np.nextafter(scores[depth - 1], -np.inf))
-                )
+                try:
+                    lims, d2, i2 = self._index.range_search(
+                        q[r : r + 1], float(np.nextafter(scores[depth - 1], -np.inf))
+                    )
+                except RuntimeError:  # GPU indexes have no range search: score the row
+                    row = self._emb @ q[r]
+                    out.append(top_of_row(row, depth, self._ids, self._id_pos))
+                    continue
                 cand, scores = i2[lims[0] : lims[1]], d2[lims[0] : lims[1]]
             out.append(top_of_candidates(cand, scores, depth, self._ids, self._id_pos))
         return out

@@ -120,8 +120,8 @@ def test_missing_api_key(tmp_path):
 
 
 def test_empty_chunk_text(tmp_path):
-    path = write_redqa(tmp_path / "b.json", corpus={
-        "c1": {"content": "alpha"}, "c2": {"content": "  "}, "c3": {"content": "gamma"}})  # fmt: skip
+    corpus = {"c1": {"content": "alpha"}, "c2": {"content": "  "}, "c3": {"content": "gamma"}}
+    path = write_redqa(tmp_path / "b.json", corpus=corpus)
     res = harness("retriever=minilm", "corpus=redqa", f"corpus.path={path}", cwd=tmp_path,
                   env=_env(tmp_path), check=False)  # fmt: skip
     line = _one_error_line(res)
