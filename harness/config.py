@@ -29,8 +29,7 @@ GROUPS = ("retriever", "corpus", "metrics")
 
 def group_options(group: str) -> list[str]:
     """Names of the configs available in a config group (yaml stems)."""
-    # Names starting with _ are shared pieces other configs include, not choices.
-    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml") if not p.stem.startswith("_"))
+    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
 
 
 # Hydra's own flags that take a value; and those after which no job runs, or that point

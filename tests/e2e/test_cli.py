@@ -192,7 +192,7 @@ def _assert_one_line_error(res, cwd: Path, message: str) -> None:
             "benchmark not found: /no/such/file.json",
         ),
         (["corpus=redqa"], "corpus.path is required"),
-        (["retriever=bm26"], "unknown retriever 'bm26' (did you mean 'bm25'?); valid: bm25"),
+        (["retriever=bm26"], "unknown retriever 'bm26' (did you mean 'bm25'?); valid: bge-m3,"),
         (["corpus=genral-wiki"], "unknown corpus 'genral-wiki' (did you mean 'general-wiki'?)"),
         (["metrics.k=[0,10]"], "metrics.k must hold positive integers, got 0"),
         (["retrieval.depth=5"], "retrieval.depth=5 is smaller than the largest K (10)"),
@@ -274,5 +274,5 @@ def test_non_editable_install_runs_from_any_directory(tmp_path):
 def test_help_lists_groups_and_examples(tmp_path):
     out = harness("--help", cwd=tmp_path).stdout
     assert "Usage: python -m harness" in out
-    assert "retriever: bm25, bm25-simple" in out and "HARNESS_DATA_DIR" in out
+    assert "retriever: bge-m3, bm25, bm25-simple, e5-large" in out and "HARNESS_DATA_DIR" in out
     assert not (tmp_path / "results").exists()

@@ -27,7 +27,7 @@ NEEDS_REMOTE_CODE = {"jina-v4"}
 
 
 def _own_keys(name: str) -> dict:
-    """The keys written in the model's own file (not inherited from _dense.yaml)."""
+    """The keys written in the model's own file."""
     return yaml.safe_load((conf_dir() / "retriever" / f"{name}.yaml").read_text())
 
 
@@ -40,7 +40,6 @@ def hydra_ctx():
 def test_the_suite_is_all_there():
     options = set(group_options("retriever"))
     assert set(ST_MODELS) | {"openai-large", "hybrid-bm25-minilm"} <= options
-    assert "_dense" not in options  # shared piece, not a choice
 
 
 @pytest.mark.parametrize("name", sorted(ST_MODELS))
