@@ -95,7 +95,8 @@ class EmbeddingCache:
     def _paths(self, i: int) -> tuple[Path, Path]:
         return self.dir / f"{i:06d}.npy", self.dir / f"{i:06d}.json"
 
-    def _rows(self, i: int) -> tuple[int, int]:
+    def rows(self, i: int) -> tuple[int, int]:
+        """The range of texts shard i holds."""
         return i * self.shard_size, min(self.n, (i + 1) * self.shard_size)
 
     def load_shard(self, i: int) -> np.ndarray | None:
@@ -107,7 +108,7 @@ class EmbeddingCache:
         try:
             info = json.loads(side.read_text())
             data = npy.read_bytes()
-            start, stop = self._rows(i)
+            start, stop = self.rows(i)
             if info.get("rows") != [start, stop]:
                 problem = f"covers rows {info.get('rows')}, expected {[start, stop]}"
             elif hashlib.sha256(data).hexdigest() != info.get("sha256"):
@@ -137,7 +138,7 @@ class EmbeddingCache:
         data = _npy_bytes(np.ascontiguousarray(arr, dtype=np.float32))
         _write_atomic(npy, data)
         info = {
-            "rows": list(self._rows(i)),
+            "rows": list(self.rows(i)),
             "shape": list(arr.shape),
             "sha256": hashlib.sha256(data).hexdigest(),
         }
@@ -175,10 +176,10 @@ def encode_cached(
             f"already in {cache.dir}",
             file=sys.stderr,
         )
-    remaining = sum(cache._rows(i)[1] - cache._rows(i)[0] for i in todo)
+    remaining = sum(cache.rows(i)[1] - cache.rows(i)[0] for i in todo)
     bar = _progress(remaining, label) if todo and progress else None
     for i in todo:
-        start, stop = cache._rows(i)
+        start, stop = cache.rows(i)
         arr = encode(texts[start:stop])
         if dims and arr.shape[1] not in dims:
             raise HarnessError(
