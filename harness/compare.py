@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +19,7 @@ import numpy as np
 
 from harness.cells import Cell, load_cell
 from harness.errors import HarnessError, did_you_mean
+from harness.results import write_text_atomic
 from harness.strata import label_order
 from metrics import stats
 
@@ -308,14 +307,6 @@ def _options(args: argparse.Namespace) -> Options:
     )
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
@@ -328,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = render(cells, metrics, rows, opts)
         if args.out:
             try:
-                _write(args.out, report)
+                write_text_atomic(args.out, report)
             except OSError as exc:
                 raise HarnessError(f"cannot write {args.out} ({exc.strerror})") from None
     except HarnessError as exc:

@@ -24,7 +24,7 @@ def conf_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "conf"
 
 
-GROUPS = ("retriever", "corpus", "metrics")
+GROUPS = ("retriever", "corpus", "metrics", "extractor")
 
 
 def group_options(group: str) -> list[str]:
@@ -161,11 +161,26 @@ class ResultsConf:
 
 
 @dataclass
+class StrataConf:
+    mode: str = "auto"  # auto: use the strata file if it exists; build: build it if missing; off
+    dir: str = "${results.dir}/strata"
+    embedder: str = "minilm"  # a dense retriever config, used to embed entities
+    resolution: float = 1.0  # Leiden γ
+    k: int = 50
+    tau: float = 0.5
+    seed: int = 0
+    min_queries: int = 5  # the worst cluster is taken among clusters with this many queries
+    scc_min: int = 5  # SCC counts chunks of clusters touched by more than this many queries
+
+
+@dataclass
 class HarnessConf:
     """Top-level schema: a typo or wrong type in these keys fails at composition."""
 
     retriever: Any = MISSING
     corpus: Any = MISSING
+    extractor: Any = MISSING
+    strata: StrataConf = field(default_factory=StrataConf)
     metrics: MetricsConf = field(default_factory=MetricsConf)
     retrieval: RetrievalConf = field(default_factory=RetrievalConf)
     results: ResultsConf = field(default_factory=ResultsConf)

@@ -57,7 +57,8 @@ class Dense:
         self.backend = InnerProductSearch(devices=devices, **dict(search or {}))
         self.cache_stats: dict[str, dict[str, int]] = {}
 
-    def _embed(self, texts: Sequence[str], role: str, label: str):
+    def embed(self, texts: Sequence[str], role: str, label: str):
+        """Embeddings of `texts` as `role` ("document" or "query"), through the cache."""
         emb, stats = encode_cached(
             lambda batch: self.encoder.encode(batch, role),
             texts,
@@ -82,14 +83,14 @@ class Dense:
                     "fix or drop it in the benchmark file"
                 )
             texts.append(chunk.index_text)
-        emb = self._embed(texts, "document", f"{self.name}: corpus")
+        emb = self.embed(texts, "document", f"{self.name}: corpus")
         self.backend.build(emb, list(corpus))
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:
         """Top `depth` chunks per query by inner product (cosine when normalised)."""
         if not queries:
             return Run(self.name, {}, depth)
-        emb = self._embed([q.text for q in queries], "query", f"{self.name}: queries")
+        emb = self.embed([q.text for q in queries], "query", f"{self.name}: queries")
         rankings = self.backend.search(emb, depth)
         return Run(self.name, {q.query_id: r for q, r in zip(queries, rankings)}, depth)
 

@@ -8,18 +8,14 @@ honouring Retry-After.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from harness.errors import ConfigError, HarnessError
+from harness.http_json import post_json
 
 
 class OpenAIEncoder:
@@ -95,38 +91,17 @@ class OpenAIEncoder:
         body: dict[str, Any] = {"model": self.model_id, "input": batch, "encoding_format": "float"}
         if self.dimensions:
             body["dimensions"] = self.dimensions
-        data = json.dumps(body).encode()
-        url = f"{self.base_url}/embeddings"
-        for attempt in range(self.max_retries + 1):
-            req = urllib.request.Request(
-                url,
-                data=data,
-                headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
-            )
-            retry_after = None
-            try:
-                with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                    payload = json.loads(resp.read())
-                return self._parse(payload, len(batch))
-            except urllib.error.HTTPError as exc:
-                if exc.code != 429 and exc.code < 500:
-                    detail = exc.read()[:300].decode("utf-8", "replace").replace("\n", " ")
-                    raise HarnessError(
-                        f"{url} answered HTTP {exc.code} for model {self.model_id}: {detail}"
-                    ) from None
-                reason = f"HTTP {exc.code}"
-                retry_after = _seconds(exc.headers.get("Retry-After"))
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                reason = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
-            if attempt == self.max_retries:
-                raise HarnessError(
-                    f"{url} failed {self.max_retries + 1} times for model {self.model_id} "
-                    f"(last: {reason}); check the endpoint, or raise retriever.max_retries"
-                )
-            wait = retry_after if retry_after is not None else self.backoff_s * 2**attempt
-            print(f"note: {url}: {reason}; retrying in {wait:.1f} s", file=sys.stderr)
-            time.sleep(wait)
-        raise AssertionError("unreachable")
+        return post_json(
+            f"{self.base_url}/embeddings",
+            body,
+            headers={"Authorization": f"Bearer {key}"},
+            parse=lambda payload: self._parse(payload, len(batch)),
+            what=f"for model {self.model_id}",
+            fix="raise retriever.max_retries",
+            max_retries=self.max_retries,
+            backoff_s=self.backoff_s,
+            timeout_s=self.timeout_s,
+        )
 
     def _parse(self, payload: Any, n: int) -> list[list[float]]:
         try:
@@ -143,10 +118,3 @@ class OpenAIEncoder:
         usage = payload.get("usage") or {}
         self.usage_tokens += int(usage.get("total_tokens", 0) or 0)
         return vectors
-
-
-def _seconds(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
