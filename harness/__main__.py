@@ -17,6 +17,7 @@ register()
 def _app(cfg: DictConfig) -> None:
     from harness.report import table
     from harness.run import run_cell
+    from harness.semantic_report import render
 
     try:
         resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -32,7 +33,8 @@ def _app(cfg: DictConfig) -> None:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
-    print(table(result.aggregated, result.metric_names))
+    print(table(result.aggregated, result.metric_names, skip=("cluster",)))
+    print(render(result.aggregated, result.variance, result.semantic, result.metric_names))
     if result.cell_dir is not None:
         print(f"results: {result.cell_dir}")
 

@@ -6,28 +6,32 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.2f}"
+def pct(value: float | None) -> str:
+    """A fraction as a percentage with 2 decimals; '-' for None or NaN."""
+    return "-" if value is None or value != value else f"{100 * value:.2f}"
 
 
 WIDTH = 120  # wider tables are printed transposed: one row per metric
 
 
-def table(aggregated: Mapping[str, Any], metric_names: Sequence[str]) -> str:
-    """One row per stratum (overall, then each stratification's labels), one column per
-    metric; transposed (a row per metric) when that would be wider than a terminal."""
+def table(
+    aggregated: Mapping[str, Any], metric_names: Sequence[str], skip: Sequence[str] = ()
+) -> str:
+    """One row per stratum (overall, then each stratification's labels except those in
+    `skip`), one column per metric; transposed (a row per metric) when that would be wider
+    than a terminal."""
     rows: list[tuple[str, Mapping[str, Any]]] = [("overall", aggregated["overall"])]
     for strat, by_label in aggregated.items():
-        if strat != "overall":
+        if strat != "overall" and strat not in skip:
             rows += [(f"{strat}={label}", summary) for label, summary in by_label.items()]
     header = ["stratum", "n", *metric_names]
-    body = [[name, str(s["n"]), *(_pct(s["mean"][m]) for m in metric_names)] for name, s in rows]
-    lines = _grid(header, body)
+    body = [[name, str(s["n"]), *(pct(s["mean"][m]) for m in metric_names)] for name, s in rows]
+    lines = aligned(header, body)
     if len(lines[0]) > WIDTH:
         header = ["metric", *(name for name, _ in rows)]
         body = [["n", *(str(s["n"]) for _, s in rows)]]
-        body += [[m, *(_pct(s["mean"][m]) for _, s in rows)] for m in metric_names]
-        lines = _grid(header, body)
+        body += [[m, *(pct(s["mean"][m]) for _, s in rows)] for m in metric_names]
+        lines = aligned(header, body)
     excluded = max(aggregated["overall"]["excluded"].values(), default=0)
     if excluded:
         noun, verb = ("query", "is") if excluded == 1 else ("queries", "are")
@@ -37,13 +41,13 @@ def table(aggregated: Mapping[str, Any], metric_names: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _grid(header: list[str], body: list[list[str]]) -> list[str]:
-    """Aligned text rows: the first column left-aligned, the rest right-aligned."""
+def aligned(header: list[str], body: list[list[str]], left: int = 1) -> list[str]:
+    """Aligned text rows: the first `left` columns left-aligned, the rest right-aligned."""
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def fmt(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = (c.rjust(w) for c, w in zip(cells[1:], widths[1:]))
-        return "  ".join([first, *rest])
+        head = (c.ljust(w) for c, w in zip(cells[:left], widths[:left]))
+        rest = (c.rjust(w) for c, w in zip(cells[left:], widths[left:]))
+        return "  ".join([*head, *rest]).rstrip()
 
     return [fmt(header), "  ".join("-" * w for w in widths), *(fmt(r) for r in body)]

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import provenance, results
+from harness import provenance, results, semantic_report, strata_file
 from harness.benchmarks import load_benchmark
 from harness.errors import ConfigError
 from harness.evaluate import BootstrapSpec, aggregate, per_query
@@ -33,6 +33,8 @@ class CellResult:
     cell_dir: Path | None
     timings: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    variance: dict[str, Any] = field(default_factory=dict)
+    semantic: dict[str, Any] | None = None
 
 
 def run_cell(cfg: Mapping[str, Any]) -> CellResult:
@@ -60,6 +62,13 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
     bench = load_benchmark(cfg["corpus"])
     _check_name("corpus.name", bench.name)
     timings["load_s"] = time.perf_counter() - t
+    notes: list[str] = []
+    doc, strata_path = None, None
+    if cfg.get("strata") and cfg.get("extractor"):
+        t = time.perf_counter()
+        doc, strata_path, note = strata_file.for_run(cfg, bench)
+        notes += [note] if note else []
+        timings["strata_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
     retriever.index(bench.corpus)
@@ -71,7 +80,14 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
     t = time.perf_counter()
     values = per_query(bench, run, metrics, level=level)
     strata = stratify(bench)
+    if doc is not None:
+        strata.update(semantic_report.labels(bench, doc))
     aggregated = aggregate(values, strata, ci)
+    variance = semantic_report.variance(values, strata)
+    semantic = None
+    if doc is not None:
+        min_queries = cfg["strata"]["min_queries"]
+        semantic = semantic_report.section(values, strata, doc, strata_path, min_queries)
     timings["evaluate_s"] = time.perf_counter() - t
     coverage = _run_coverage(bench, run, retriever)
 
@@ -81,7 +97,7 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
         files = {
             "metrics.json": results.to_json(
                 _metrics_doc(cfg, bench, retriever.name, [m.name for m in metrics], aggregated)
-                | {"run": coverage}
+                | {"variance": variance, "semantic": semantic, "run": coverage}
             ),
             "per_query.csv": results.per_query_csv(bench, strata, values),
             "run.trec": results.run_trec(bench, run),
@@ -102,7 +118,9 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
         aggregated=aggregated,
         cell_dir=cell_dir,
         timings=timings,
-        notes=_messages(retriever, coverage),
+        notes=notes + _messages(retriever, coverage),
+        variance=variance,
+        semantic=semantic,
     )
 
 

@@ -15,11 +15,19 @@ def stratify(benchmark: Benchmark) -> dict[str, list[str]]:
     return {"hop": [hop_label(q) for q in benchmark.queries]}
 
 
+_ORDERED = ("low", "mid", "high")  # tertile strata
+
+
 def label_order(labels: list[str]) -> list[str]:
-    """Distinct labels in reading order: numbers ascending, then the rest alphabetically."""
+    """Distinct labels in reading order: numbers ascending, then low / mid / high, then the
+    rest alphabetically (so `n/a` comes last)."""
 
     def key(label: str) -> tuple[int, float, str]:
         head = label.rstrip("+")
-        return (0, float(head), label) if head.isdigit() else (1, 0.0, label)
+        if head.isdigit():
+            return (0, float(head), label)
+        if label in _ORDERED:
+            return (1, float(_ORDERED.index(label)), label)
+        return (2, 0.0, label)
 
     return sorted(set(labels), key=key)

@@ -59,27 +59,48 @@ class ClusterAggregates:
     worst_cluster: Hashable | None
 
 
+def _codes(clusters: Sequence[Hashable | None]) -> tuple[np.ndarray, list[Hashable]]:
+    """Integer code per query (-1: no cluster) and the cluster labels, sorted by str()."""
+    names = sorted({c for c in clusters if c is not None}, key=str)
+    pos = {c: i for i, c in enumerate(names)}
+    return np.asarray([-1 if c is None else pos[c] for c in clusters], dtype=np.int64), names
+
+
+def _coded_aggregates(
+    v: np.ndarray, codes: np.ndarray, n_codes: int, min_queries: int
+) -> tuple[float, float, float, float, int]:
+    """overall, macro, median, worst and the worst cluster's code (-1: none), NaNs left out."""
+    keep = ~np.isnan(v)
+    v, codes = v[keep], codes[keep]
+    if not len(v):
+        return math.nan, math.nan, math.nan, math.nan, -1
+    has = codes >= 0
+    sums = np.bincount(codes[has], weights=v[has], minlength=n_codes)
+    counts = np.bincount(codes[has], minlength=n_codes)
+    present = counts > 0
+    means = np.divide(sums, counts, out=np.full(n_codes, np.nan), where=present)
+    eligible = np.flatnonzero(counts >= min_queries)
+    worst = int(eligible[np.argmin(means[eligible])]) if len(eligible) else -1
+    return (
+        float(v.mean()),
+        float(means[present].mean()) if present.any() else math.nan,
+        float(np.median(means[present])) if present.any() else math.nan,
+        float(means[worst]) if worst >= 0 else math.nan,
+        worst,
+    )
+
+
 def cluster_aggregates(
     values: Sequence[float], clusters: Sequence[Hashable | None], *, min_queries: int = 5
 ) -> ClusterAggregates:
     """The four aggregates of SPEC 5.4. Queries without a cluster (None) count in `overall`
     only. Macro and median run over every cluster with a query; `worst` only over clusters
-    with at least `min_queries` queries (NaN when none has that many), as the SPEC says."""
-    v, labs = _defined(values, clusters)
-    means: dict[Hashable, tuple[float, int]] = {}
-    for lab in sorted({x for x in labs if x is not None}, key=str):
-        part = v[[x == lab for x in labs]]
-        means[lab] = (float(part.mean()), len(part))
-    cluster_means = [m for m, _ in means.values()]
-    eligible = {lab: m for lab, (m, n) in means.items() if n >= min_queries}
-    worst_lab = min(eligible, key=lambda lab: (eligible[lab], str(lab))) if eligible else None
-    return ClusterAggregates(
-        overall=float(v.mean()) if len(v) else math.nan,
-        macro=float(np.mean(cluster_means)) if cluster_means else math.nan,
-        median=float(np.median(cluster_means)) if cluster_means else math.nan,
-        worst=eligible[worst_lab] if worst_lab is not None else math.nan,
-        worst_cluster=worst_lab,
-    )
+    with at least `min_queries` queries (NaN when none has that many), as the SPEC says; a
+    tie for worst goes to the cluster whose label sorts first."""
+    codes, names = _codes(clusters)
+    v = np.asarray(values, dtype=np.float64)
+    overall, macro, median, worst, at = _coded_aggregates(v, codes, len(names), min_queries)
+    return ClusterAggregates(overall, macro, median, worst, names[at] if at >= 0 else None)
 
 
 def win_rates(
@@ -98,19 +119,19 @@ def win_rates(
     a_arr, b_arr = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a_arr.shape != b_arr.shape or len(a_arr) != len(clusters):
         raise ValueError("win rates need A, B and the clusters for the same queries")
+    codes, names = _codes(clusters)
     rng = np.random.default_rng(seed)
-    wins = dict.fromkeys(AGGREGATES, 0.0)
-    counted = dict.fromkeys(AGGREGATES, 0)
+    wins = np.zeros(len(AGGREGATES))
+    counted = np.zeros(len(AGGREGATES), dtype=np.int64)
     n = len(a_arr)
     for _ in range(resamples):
         idx = rng.integers(0, n, size=n)
-        labs = [clusters[i] for i in idx]
-        agg_a = cluster_aggregates(a_arr[idx], labs, min_queries=min_queries)
-        agg_b = cluster_aggregates(b_arr[idx], labs, min_queries=min_queries)
-        for name in AGGREGATES:
-            x, y = getattr(agg_a, name), getattr(agg_b, name)
-            if math.isnan(x) or math.isnan(y):
-                continue
-            counted[name] += 1
-            wins[name] += 1.0 if x > y else 0.5 if x == y else 0.0
-    return {k: (wins[k] / counted[k] if counted[k] else math.nan, counted[k]) for k in AGGREGATES}
+        x = np.asarray(_coded_aggregates(a_arr[idx], codes[idx], len(names), min_queries)[:4])
+        y = np.asarray(_coded_aggregates(b_arr[idx], codes[idx], len(names), min_queries)[:4])
+        ok = ~(np.isnan(x) | np.isnan(y))
+        counted += ok
+        wins += np.where(ok, np.where(x > y, 1.0, np.where(x == y, 0.5, 0.0)), 0.0)
+    return {
+        k: (float(wins[i] / counted[i]) if counted[i] else math.nan, int(counted[i]))
+        for i, k in enumerate(AGGREGATES)
+    }
