@@ -35,6 +35,8 @@ def _app(cfg: DictConfig) -> None:
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
     print(table(result.aggregated, result.metric_names, skip=("cluster",)))
     print(render(result.aggregated, result.variance, result.semantic, result.metric_names))
+    if result.strata_hint:
+        print(f"\n({result.strata_hint})")
     if result.cell_dir is not None:
         print(f"results: {result.cell_dir}")
 

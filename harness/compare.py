@@ -267,6 +267,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=10_000, help="bootstrap resamples (10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw (0)")
     p.add_argument("--out", type=Path, help="also write the Markdown report to this file")
+    p.add_argument(
+        "--winrate",
+        action="store_true",
+        help="instead: bootstrap win rates of A over B across semantic clusters (needs strata)",
+    )
+    p.add_argument("--resamples", type=int, default=1000, help="win-rate resamples (1000)")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        help="win-rate bar plot path (.png and .svg); default <corpus folder>/winrate_A_vs_B",
+    )
     return p
 
 
@@ -315,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells = [load_cell(f) for f in folders]
         if len({c.path.resolve() for c in cells}) < len(cells):
             raise HarnessError("the same result folder is given twice; compare different runs")
+        if args.winrate:
+            return _winrate(cells, opts, args)
         metrics, rows = compare_cells(cells, opts)
         report = render(cells, metrics, rows, opts)
         if args.out:
@@ -327,6 +340,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(report, end="")
     return 1 if regressions(rows) else 0
+
+
+def _winrate(cells: Sequence[Cell], opts: Options, args: argparse.Namespace) -> int:
+    """`--winrate A B`: print the win-rate table, write it (--out) and the bar plot."""
+    from harness import winrate
+
+    if len(cells) != 2:
+        raise HarnessError(f"--winrate compares exactly two folders (A B), got {len(cells)}")
+    if args.resamples < 1:
+        raise HarnessError("--resamples must be a positive integer")
+    check_comparable(cells)
+    a, b = cells
+    metrics = select_metrics(cells, opts.metrics)
+    names = tuple(labels(cells))
+    result = winrate.compute(a, b, metrics, resamples=args.resamples, seed=opts.seed)
+    report = winrate.render(a, b, names, result)
+    plot = args.plot or a.path.parent / f"winrate_{a.path.name}_vs_{b.path.name}.png"
+    try:
+        if args.out:
+            write_text_atomic(args.out, report)
+        files = winrate.plot(result, names, a.corpus, plot)
+    except OSError as exc:
+        raise HarnessError(f"cannot write {exc.filename} ({exc.strerror})") from None
+    print(report, end="")
+    print(f"plot: {', '.join(map(str, files))}")
+    return 0
 
 
 if __name__ == "__main__":

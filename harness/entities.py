@@ -7,9 +7,11 @@ sentence, by rules that are easy to check:
   across the connectors "of", "the", "de", "von"...; a sentence's first word is kept only
   when the corpus mostly writes it capitalised elsewhere (so "Goetheanum is..." keeps it and
   "Located in..." does not);
-- concepts: runs of up to `max_words` lowercase content words between stop words and
-  punctuation ("federal legislature", "private eye"), kept when at least `min_df` chunks
-  hold them; a lone word ending in -ed, -ing or -ly (mostly verbs and adverbs) is dropped.
+- concepts: runs of lowercase content words between stop words and punctuation, covered
+  left to right by their longest multi-word sub-phrases (up to `max_words`) that at least
+  `min_df` chunks hold ("federal legislature archive" -> "federal legislature"), plus the
+  run's head (last) word when no phrase took it; a lone word ending in -ed, -ing or -ly
+  (mostly verbs and adverbs) is skipped.
 
 Anything found in more than `max_df` of the chunks is too common to say where a chunk
 belongs and is dropped. Per chunk, names come first, then concepts, each by tf-idf, up to
@@ -161,12 +163,12 @@ class OfflineExtractor:
 
     # -- candidates ---------------------------------------------------------------------------
 
-    def _candidates(self, text: str) -> list[_Candidate]:
+    def _candidates(self, text: str, min_df: int) -> list[_Candidate]:
         out: list[_Candidate] = []
         for _, sent in _sentences(text):
             words = _words(sent)
             out += self._names(sent, words)
-            out += self._concepts(sent, words)
+            out += self._concepts(sent, words, min_df)
         return out
 
     def _sentence_initial_is_common(self, tok: str) -> bool:
@@ -202,28 +204,52 @@ class OfflineExtractor:
             i = last + 1
         return out
 
-    def _concepts(self, sent: str, words: list[tuple[str, int, int]]) -> list[_Candidate]:
-        out = []
+    def _runs(self, words: list[tuple[str, int, int]], sent: str) -> list[list[tuple]]:
+        """Maximal runs of lowercase content words with only spaces between them."""
+        runs: list[list[tuple[str, int, int]]] = []
         run: list[tuple[str, int, int]] = []
-
-        def flush() -> None:
-            part = run[-self.max_words :]  # English phrases end in their head noun
-            if len(part) == 1 and part[0][0].endswith(("ed", "ing", "ly")):
-                return
-            if part:
-                out.append(_Candidate(sent[part[0][1] : part[-1][2]], "concept", sent, part[0][1]))
-
         for w in words:
             tok = w[0]
             content = (
                 tok.islower() and tok.isalpha() and len(tok) > 2 and tok not in STOPWORDS
             ) or (tok.islower() and "-" in tok and len(tok) > 3)
-            if content and (not run or _adjacent(sent, run[-1], w)):
+            if content and run and _adjacent(sent, run[-1], w):
                 run.append(w)
                 continue
-            flush()
+            if run:
+                runs.append(run)
             run = [w] if content else []
-        flush()
+        if run:
+            runs.append(run)
+        return runs
+
+    def _ngrams(self, run: list[tuple]) -> list[tuple[int, int]]:
+        """(start, stop) of every sub-phrase of a run up to max_words long."""
+        n = len(run)
+        return [(i, j) for i in range(n) for j in range(i + 1, min(n, i + self.max_words) + 1)]
+
+    def _concepts(self, sent: str, words: list[tuple[str, int, int]], min_df: int):
+        """Cover each run left to right with its longest multi-word sub-phrases that at least
+        `min_df` chunks hold ("federal legislature archive" -> "federal legislature" when
+        only that recurs); then the run's last word (English puts the head noun last) if no
+        phrase took it and it is not a lone -ed/-ing/-ly word (mostly verbs and adverbs)."""
+        out = []
+        for run in self._runs(words, sent):
+            i, covered = 0, False
+            while i < len(run) - 1:
+                for j in range(min(len(run), i + self.max_words), i + 1, -1):
+                    phrase = sent[run[i][1] : run[j - 1][2]]
+                    if self._df[normalise(phrase)] >= min_df:
+                        out.append(_Candidate(phrase, "concept", sent, run[i][1]))
+                        covered = j == len(run)
+                        i = j
+                        break
+                else:
+                    i += 1
+            last = run[-1]
+            if not covered and not last[0].endswith(("ed", "ing", "ly")):
+                if self._df[normalise(last[0])] >= min_df:
+                    out.append(_Candidate(last[0], "concept", sent, last[1]))
         return out
 
     # -- corpus statistics ----------------------------------------------------------------------
@@ -243,31 +269,37 @@ class OfflineExtractor:
                         self._lower[tok] += 1
                     elif k > 0 and _is_cap(tok):
                         self._upper[tok.lower()] += 1
-        for text in texts:
+        for text in texts:  # every name, and every sub-phrase of a concept run, once per chunk
             self._n_docs += 1
-            self._df.update({normalise(c.name) for c in self._candidates(text)})
+            keys = set()
+            for _, sent in _sentences(text):
+                words = _words(sent)
+                keys |= {normalise(c.name) for c in self._names(sent, words)}
+                for run in self._runs(words, sent):
+                    keys |= {
+                        normalise(sent[run[i][1] : run[j - 1][2]]) for i, j in self._ngrams(run)
+                    }
+            self._df.update(keys)
         return self
 
-    def _keep(self, key: str, kind: str, *, corpus_text: bool) -> bool:
+    def _keep(self, key: str) -> bool:
         if not key or key in STOPWORDS:
             return False
         df = self._df[key]
-        if self._n_docs and df > self.max_df * self._n_docs and df > 1:
-            return False
-        return kind == "name" or not corpus_text or df >= self.min_df
+        return not (df > self.max_df * self._n_docs and df > 1)
 
     def extract(self, text: str, *, corpus_text: bool = True) -> list[Mention]:
         """The entities of one text, de-duplicated by normalised name, best first.
 
         `corpus_text=False` (queries) skips the min_df test: a query's concept need not
-        occur twice in the corpus to be looked up."""
+        occur in the corpus at all to be looked up (the longest sub-phrase is taken)."""
         if self._n_docs == 0:
             raise RuntimeError("fit the extractor on the corpus before extracting")
         tf: Counter[str] = Counter()
         first: dict[str, _Candidate] = {}
-        for c in self._candidates(text):
+        for c in self._candidates(text, self.min_df if corpus_text else 0):
             key = normalise(c.name)
-            if not self._keep(key, c.kind, corpus_text=corpus_text):
+            if not self._keep(key):
                 continue
             tf[key] += 1
             if key not in first or (first[key].kind == "concept" and c.kind == "name"):

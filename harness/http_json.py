@@ -61,7 +61,7 @@ def post_json(
             reason = str(exc)
         if attempt == max_retries:
             raise HarnessError(
-                f"{url} failed {max_retries + 1} times {what} (last: {reason}); check the "
+                f"{url} failed {_times(max_retries + 1)} {what} (last: {reason}); check the "
                 f"endpoint, or {fix}"
             )
         wait = retry_after if retry_after is not None else backoff_s * 2**attempt
@@ -75,3 +75,7 @@ def _seconds(value: str | None) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"

@@ -35,6 +35,7 @@ class CellResult:
     notes: list[str] = field(default_factory=list)
     variance: dict[str, Any] = field(default_factory=dict)
     semantic: dict[str, Any] | None = None
+    strata_hint: str | None = None  # how to get semantic strata, when there are none
 
 
 def run_cell(cfg: Mapping[str, Any]) -> CellResult:
@@ -63,11 +64,14 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
     _check_name("corpus.name", bench.name)
     timings["load_s"] = time.perf_counter() - t
     notes: list[str] = []
-    doc, strata_path = None, None
+    doc, strata_path, hint = None, None, None
     if cfg.get("strata") and cfg.get("extractor"):
         t = time.perf_counter()
         doc, strata_path, note = strata_file.for_run(cfg, bench)
-        notes += [note] if note else []
+        if doc is None:
+            hint = note
+        elif note:
+            notes.append(note)
         timings["strata_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -121,6 +125,7 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
         notes=notes + _messages(retriever, coverage),
         variance=variance,
         semantic=semantic,
+        strata_hint=hint,
     )
 
 

@@ -35,7 +35,8 @@ def rebuild_command(cfg: Mapping[str, Any], corpus: str) -> str:
         parts.append(f"extractor={cfg['extractor']['name']}")
     if s["embedder"] != "minilm":
         parts.append(f"strata.embedder={s['embedder']}")
-    parts.append(f"strata.resolution={float(s['resolution']):g}")
+    if float(s["resolution"]) != 1.0:
+        parts.append(f"strata.resolution={float(s['resolution']):g}")
     return " ".join(parts) + " --force"
 
 
@@ -143,8 +144,8 @@ def for_run(cfg: Mapping[str, Any], bench) -> tuple[dict[str, Any] | None, Path,
         return (
             None,
             path,
-            f"no semantic strata for '{bench.name}' (only hop strata reported); build them "
-            f"once with: {rebuild_command(cfg, bench.name)[: -len(' --force')]}",
+            f"no semantic strata for '{bench.name}' yet; build them once with: "
+            f"{rebuild_command(cfg, bench.name)[: -len(' --force')]}",
         )
     doc = load(path)
     why = mismatch(doc, bench.checksum, run_params(cfg))

