@@ -98,6 +98,8 @@ def strata_of(cell: Cell) -> list[tuple[str, np.ndarray]]:
     n = len(cell.query_ids)
     out = [("overall", np.ones(n, dtype=bool))]
     for strat, labels in cell.strata.items():
+        if strat == "cluster":  # dozens of small strata; --winrate compares across clusters
+            continue
         arr = np.asarray(labels, dtype=object)
         out += [(f"{strat}={lab}", arr == lab) for lab in label_order(list(labels))]
     return out

@@ -159,8 +159,11 @@ def encode_cached(
 
     Returns the (n, dim) float32 matrix and counts of shards reused and encoded."""
     if root is None:
-        emb = encode(texts) if texts else np.zeros((0, 0), np.float32)
-        return emb, {"cached": 0, "encoded": 1 if texts else 0}
+        # the same shard-sized calls as with the cache: batching changes the last bits of the
+        # embeddings, and cache on or off must give the same numbers
+        parts = [encode(texts[s : s + shard_size]) for s in range(0, len(texts), shard_size)]
+        emb = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+        return emb, {"cached": 0, "encoded": len(parts)}
     cache = EmbeddingCache(root, identity, texts, shard_size)
     parts: list[np.ndarray | None] = [cache.load_shard(i) for i in range(cache.n_shards)]
     todo = [i for i, p in enumerate(parts) if p is None]

@@ -110,3 +110,12 @@ def test_nothing_pickled(tmp_path):
 def test_shard_size_must_be_positive(tmp_path):
     with pytest.raises(HarnessError, match="shard size"):
         EmbeddingCache(tmp_path, ID, TEXTS, 0)
+
+
+def test_cache_off_encodes_in_the_same_shards(tmp_path):
+    # batching changes the last bits of real embeddings; cache on or off must agree exactly
+    on, off = Fake(), Fake()
+    a, _ = _encode(on, tmp_path)
+    b, stats = _encode(off, None)
+    assert on.calls == off.calls and [len(c) for c in off.calls] == [4, 4, 2]
+    assert np.array_equal(a, b) and stats == {"cached": 0, "encoded": 3}
