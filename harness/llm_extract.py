@@ -24,6 +24,7 @@ from harness.entities import Mention, normalise
 from harness.errors import ConfigError, HarnessError
 from harness.http_json import Retry, post_json
 from harness.results import write_text_atomic
+from retrievers.embed_cache import default_root
 
 FORMAT = 1
 SYSTEM = (
@@ -42,14 +43,6 @@ class Usage:
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-
-def cache_base() -> Path:
-    """$HARNESS_CACHE_DIR, else the per-user cache folder (holds embeddings/, llm/, ...)."""
-    env = os.environ.get("HARNESS_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "retrieval-harness"
 
 
 class LLMExtractor:
@@ -95,7 +88,7 @@ class LLMExtractor:
         self.backoff_s = float(backoff_s)
         self.timeout_s = float(timeout_s)
         self.prices = (price_input_per_1m, price_output_per_1m)
-        root = Path(cache_dir).expanduser() if cache_dir else cache_base() / "llm"
+        root = Path(cache_dir).expanduser() if cache_dir else default_root().parent / "llm"
         self.root = root if cache else None
         self.usage = Usage()
         self._lock = threading.Lock()

@@ -42,6 +42,8 @@ class Stub:
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                     content = outer.script.pop(0) if outer.script else outer.default
                 time.sleep(outer.delay)
+                with outer.lock:  # before replying: the client may send its next one at once
+                    outer.in_flight -= 1
                 out = json.dumps(
                     {
                         "choices": [{"message": {"role": "assistant", "content": content}}],
@@ -53,8 +55,6 @@ class Stub:
                 self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
                 self.wfile.write(out)
-                with outer.lock:
-                    outer.in_flight -= 1
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
