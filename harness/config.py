@@ -24,7 +24,7 @@ def conf_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "conf"
 
 
-GROUPS = ("retriever", "corpus", "metrics", "extractor")
+GROUPS = ("retriever", "corpus", "metrics", "extractor", "experiment")
 
 
 def group_options(group: str) -> list[str]:
@@ -188,6 +188,7 @@ class HarnessConf:
     device: Any = "auto"  # auto | cpu | cuda | cuda:N | [cuda:0, cuda:1] (dense encoders)
     cache: bool = True  # embedding cache for dense retrievers
     cache_dir: str | None = None  # null: $HARNESS_CACHE_DIR/embeddings or ~/.cache/...
+    force: bool = False  # recompute a cell even when results/ has it with the same config
 
 
 def register() -> None:

@@ -36,12 +36,17 @@ class CellResult:
     variance: dict[str, Any] = field(default_factory=dict)
     semantic: dict[str, Any] | None = None
     strata_hint: str | None = None  # how to get semantic strata, when there are none
+    skipped: bool = False  # the cell on disk was up to date (same config and data checksum)
 
 
 def run_cell(cfg: Mapping[str, Any]) -> CellResult:
     """Run one (retriever, corpus) cell from a resolved config dict."""
     started = time.perf_counter()
     timings: dict[str, float] = {}
+    force = cfg.get("force", False)
+    if not isinstance(force, bool):
+        raise ConfigError(f"force must be true or false, got {force!r}")
+    cfg = {k: v for k, v in cfg.items() if k != "force"}  # not part of what a cell depends on
     depth = cfg["retrieval"]["depth"]
     if not isinstance(depth, int) or depth <= 0:
         raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")
@@ -74,6 +79,12 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
             notes.append(note)
         timings["strata_s"] = time.perf_counter() - t
 
+    if cfg["results"]["write"] and not force:
+        cell_dir = results_dir / bench.name / retriever.name
+        done = _up_to_date(cell_dir, cfg, bench, doc, strata_path)
+        if done is not None:
+            return done
+
     t = time.perf_counter()
     retriever.index(bench.corpus)
     timings["index_s"] = time.perf_counter() - t
@@ -102,6 +113,7 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
             "metrics.json": results.to_json(
                 _metrics_doc(cfg, bench, retriever.name, [m.name for m in metrics], aggregated)
                 | {"variance": variance, "semantic": semantic, "run": coverage}
+                | {"diagnostics": _diagnostics(bench, retriever)}
             ),
             "per_query.csv": results.per_query_csv(bench, strata, values),
             "run.trec": results.run_trec(bench, run),
@@ -127,6 +139,64 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
         semantic=semantic,
         strata_hint=hint,
     )
+
+
+_CELL_FILES = ("metrics.json", "per_query.csv", "run.trec", "qrels.trec", "config.yaml")
+
+
+def _up_to_date(cell_dir: Path, cfg, bench, doc, strata_path) -> CellResult | None:
+    """The cell already on disk, when it was computed with this exact config, on data with
+    this checksum and with the same semantic strata (or none); else None (compute it)."""
+    import json
+
+    if not all((cell_dir / f).is_file() for f in _CELL_FILES):
+        return None
+    try:
+        old = json.loads((cell_dir / "metrics.json").read_text(encoding="utf-8"))
+        same = (
+            old.get("schema") == results.SCHEMA
+            and "diagnostics" in old  # older cells lack it: recompute them
+            and old["config"] == json.loads(results.to_json(cfg))
+            and old["benchmark"]["checksum"] == bench.checksum
+        )
+        semantic = old.get("semantic")
+        if doc is None:
+            same = same and semantic is None
+        else:
+            same = same and semantic is not None
+            same = same and semantic["strata_file"] == str(strata_path)
+            same = same and semantic["params"] == json.loads(results.to_json(doc["params"]))
+        if not same:
+            return None
+        return CellResult(
+            corpus=bench.name,
+            retriever=old["retriever"],
+            n_queries=len(bench.queries),
+            metric_names=list(old["metrics"]),
+            aggregated=old["results"],
+            cell_dir=cell_dir,
+            timings={},
+            notes=[
+                f"{cell_dir} is up to date (same config, data checksum and strata); "
+                "shown from disk, force=true recomputes it"
+            ],
+            variance=old.get("variance") or {},
+            semantic=semantic,
+            skipped=True,
+        )
+    except (OSError, ValueError, KeyError, TypeError):  # unreadable or older layout: recompute
+        return None
+
+
+def _diagnostics(bench, retriever) -> dict[str, Any]:
+    """SPEC 6 corpus diagnostics the cell gets for free: gold redundancy always, Similarity
+    when the retriever embedded the corpus (python -m harness.diagnose picks the embedder)."""
+    from harness.diagnose import gold_redundancy
+
+    return {
+        "gold_redundancy": gold_redundancy(bench),
+        "similarity": getattr(retriever, "corpus_similarity", None),
+    }
 
 
 def _bootstrap_spec(cfg: Mapping[str, Any]) -> BootstrapSpec | None:

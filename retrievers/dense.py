@@ -56,6 +56,7 @@ class Dense:
         self.progress = progress
         self.backend = InnerProductSearch(devices=devices, **dict(search or {}))
         self.cache_stats: dict[str, dict[str, int]] = {}
+        self.corpus_similarity: dict[str, Any] | None = None
 
     def embed(self, texts: Sequence[str], role: str, label: str):
         """Embeddings of `texts` as `role` ("document" or "query"), through the cache."""
@@ -84,6 +85,10 @@ class Dense:
                 )
             texts.append(chunk.index_text)
         emb = self.embed(texts, "document", f"{self.name}: corpus")
+        from harness.diagnose import similarity
+
+        # SPEC 6's corpus Similarity (%) costs O(M·d) here, so every dense cell records it.
+        self.corpus_similarity = {"value": similarity(emb), "embedder": self.name}
         self.backend.build(emb, list(corpus))
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:

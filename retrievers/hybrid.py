@@ -62,6 +62,14 @@ class Hybrid:
             part.index(corpus)
         self._vocab = {cid: i for i, cid in enumerate(corpus)}
 
+    @property
+    def corpus_similarity(self):
+        """The first dense part's corpus Similarity, if any part is dense."""
+        for part in self.parts.values():
+            if getattr(part, "corpus_similarity", None):
+                return part.corpus_similarity
+        return None
+
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:
         """Fuse the parts' lists for each query into one canonical ranking of `depth`."""
         runs = {
