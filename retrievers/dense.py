@@ -88,7 +88,11 @@ class Dense:
         from harness.diagnose import similarity
 
         # SPEC 6's corpus Similarity (%) costs O(M·d) here, so every dense cell records it.
-        self.corpus_similarity = {"value": similarity(emb), "embedder": self.name}
+        self.corpus_similarity = {
+            "value": similarity(emb),
+            "embedder": self.name,
+            "model": getattr(self.encoder, "model_id", None) or getattr(self.encoder, "model", None),
+        }
         self.backend.build(emb, list(corpus))
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:
