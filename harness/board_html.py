@@ -66,7 +66,8 @@ def _cell(v: Value) -> str:
 
 def table_html(t: Table) -> str:
     """A static rendering of a paper table (grouped headers, best bold, notes below)."""
-    out = [f"<h3>{html.escape(t.title)}</h3>", '<table class="paper">', "<thead>"]
+    out = [f"<h3>{html.escape(t.title)}</h3>", '<div class="scroll"><table class="paper">',
+           "<thead>"]
     if t.groups:
         out.append("<tr><th></th>" + "".join(
             f'<th colspan="{span}">{html.escape(g)}</th>' for g, span in t.groups) + "</tr>")
@@ -81,7 +82,7 @@ def table_html(t: Table) -> str:
     for label, vals in t.published:
         out.append(f'<tr class="published"><th>{html.escape(label)}</th>'
                    f"{''.join(_cell(v) for v in vals)}</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     if t.notes:
         out.append('<p class="legend">' + "<br>".join(html.escape(n) for n in t.notes) + "</p>")
     return "\n".join(out)
@@ -109,7 +110,8 @@ tr.note th{font-weight:normal;color:#666;font-size:12px}
 td.ok{color:#1a7f37;font-weight:bold} td.fail{color:#cf222e;font-weight:bold}
 .problems{background:#fff8e1;border:1px solid #f0c36d;padding:8px 12px;font-size:13px}
 .legend{color:#555;font-size:12px} label{margin-right:16px;font-size:14px}
-figure{display:inline-block;margin:8px;vertical-align:top} img{max-width:100%;border:1px solid #eee}
+figure{display:inline-block;margin:8px;vertical-align:top} img{max-width:100%;width:760px;border:1px solid #eee}
+.scroll{overflow-x:auto;max-width:100%}
 figcaption{font-size:12px;color:#666} details pre{font-size:11px;max-height:320px;overflow:auto;background:#f7f7f7;padding:6px}
 """
 

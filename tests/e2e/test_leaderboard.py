@@ -1,0 +1,144 @@
+"""End to end: a real sweep writes cells, `python -m harness.leaderboard` turns them into
+tables, plots and HTML; bad input (no results, a damaged cell, mixed data) as a user meets it."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.test_cli import harness
+
+
+def leaderboard(*args, cwd, check=True):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "harness.leaderboard", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """results/ from a joblib sweep of two BM25 variants on demo, plus the published numbers."""
+    root = tmp_path_factory.mktemp("swept")
+    harness("-m", "retriever=bm25,bm25-simple", "corpus=demo", "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2", cwd=root)
+    shutil.copytree(ROOT / "results" / "reference", root / "results" / "reference")
+    return root
+
+
+@pytest.fixture
+def work(swept, tmp_path):
+    shutil.copytree(swept / "results", tmp_path / "results")
+    return tmp_path
+
+
+def test_sweep_writes_cells_and_a_sweep_record(swept):
+    res = swept / "results"
+    assert sorted(p.name for p in (res / "demo").iterdir()) == ["bm25", "bm25-simple"]
+    assert list((res / ".sweeps").glob("*/multirun.yaml"))
+
+
+def test_leaderboard_writes_every_format(work):
+    out = leaderboard(cwd=work)
+    assert out.returncode == 0, out.stderr
+    lb = work / "leaderboard"
+    names = {p.name for p in lb.iterdir()}
+    for stem in ("table3", "hops_demo", "reproduction"):
+        assert {f"{stem}.md", f"{stem}.tex", f"{stem}.csv"} <= names
+    assert {"leaderboard.csv", "index.html", "plots"} <= names
+    plots = {p.name for p in (lb / "plots").iterdir()}
+    assert {"perfrecall_by_hop.png", "perfrecall_by_hop.svg"} <= plots
+    assert (lb / "plots" / "perfrecall_by_hop.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the corpus list skips results/reference/ and results/.sweeps/
+    assert "2 cells on 1 corpora (demo)" in out.stdout
+    assert "| Retriever | demo Cov@10 | demo Perf@10 |" in out.stdout
+    table = (lb / "table3.md").read_text()
+    assert "(published)" not in table  # nothing was published for demo: no empty rows
+    hop = (lb / "hops_demo.md").read_text()
+    assert "overall (n=48) Cov@10" in hop and "4-hop (n=12) MRR" in hop
+    # the long CSV agrees with metrics.json at full precision
+    doc = json.loads((work / "results/demo/bm25/metrics.json").read_text())
+    line = next(
+        ln for ln in (lb / "leaderboard.csv").read_text().splitlines()
+        if ln.startswith("demo,bm25,overall,,48,coverage@10,")
+    )
+    assert float(line.split(",")[6]) == doc["results"]["overall"]["mean"]["coverage@10"]
+    html = (lb / "index.html").read_text()
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+
+
+def test_latex_hop_table_for_one_corpus(work):
+    out = leaderboard("--format", "latex", "--table", "hops", "--corpus", "demo", cwd=work)
+    assert out.stdout.startswith("% \\usepackage{booktabs}")
+    assert "\\begin{tabular}{l" in out.stdout and "\\bottomrule" in out.stdout
+    assert sorted(p.name for p in (work / "leaderboard").iterdir()) == ["hops_demo.tex"]
+
+
+def test_unknown_corpus_suggests(work):
+    out = leaderboard("--corpus", "dem", cwd=work, check=False)
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"error: no cells for corpus 'dem' under results (did you mean 'demo'?); "
+        "corpora with results: demo"
+    )
+
+
+def test_empty_results_is_one_error_and_writes_nothing(tmp_path):
+    (tmp_path / "results" / "reference").mkdir(parents=True)
+    out = leaderboard(cwd=tmp_path, check=False)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: no result cells under")
+    assert not (tmp_path / "leaderboard").exists()
+    missing = leaderboard("--results", "nowhere", cwd=tmp_path, check=False)
+    assert missing.returncode == 2 and "results folder not found: nowhere" in missing.stderr
+
+
+def test_corrupt_cell_is_reported_and_skipped(work):
+    bad = work / "results/demo/bm25-simple/metrics.json"
+    bad.write_text('{"schema": "retrieval-harness/metrics/1", "results": ')
+    out = leaderboard(cwd=work)
+    assert out.returncode == 0
+    assert f"warning: {bad.relative_to(work)}: not valid JSON" in out.stderr
+    assert "1 cells on 1 corpora (demo)" in out.stdout
+    assert "| BM25 |" in (work / "leaderboard/table3.md").read_text()
+    assert "not valid JSON" in (work / "leaderboard/index.html").read_text()
+    strict = leaderboard("--check", cwd=work, check=False)
+    assert strict.returncode == 1
+
+
+def test_mixed_checksums_are_flagged(work):
+    f = work / "results/demo/bm25-simple/metrics.json"
+    doc = json.loads(f.read_text())
+    doc["benchmark"]["checksum"] = "sha256:" + "0" * 64
+    f.write_text(json.dumps(doc))
+    out = leaderboard(cwd=work)
+    assert "demo: cells were scored on different benchmark data" in out.stderr
+    table = (work / "leaderboard/table3.md").read_text()
+    assert "†" in table and "scored on other benchmark data" in table
+
+
+def test_strata_folder_is_not_a_corpus(work):
+    (work / "results/strata/demo").mkdir(parents=True)
+    (work / "results/strata/demo/offline_minilm_g1.json").write_text("{}")
+    out = leaderboard("--table", "table3", "--format", "markdown", cwd=work)
+    assert "2 cells on 1 corpora (demo)" in out.stdout and "warning" not in out.stderr
+
+
+def test_rerun_skips_up_to_date_cells_unless_forced(swept, tmp_path):
+    shutil.copytree(swept / "results", tmp_path / "results")
+    cell = tmp_path / "results/demo/bm25/metrics.json"
+    before = cell.stat().st_mtime_ns
+    again = harness("-m", "retriever=bm25,bm25-simple", "corpus=demo", cwd=tmp_path)
+    assert again.stderr.count("is up to date (same config, data checksum and strata)") == 2
+    assert "demo · bm25 · 48 queries" in again.stdout  # the table is still shown, from disk
+    assert cell.stat().st_mtime_ns == before
+    forced = harness("retriever=bm25", "corpus=demo", "force=true", cwd=tmp_path)
+    assert "up to date" not in forced.stderr and cell.stat().st_mtime_ns != before
+    assert json.loads(cell.read_text())["config"].get("force") is None
+    changed = harness("retriever=bm25", "corpus=demo", "stats.bootstrap=10", cwd=tmp_path)
+    assert "up to date" not in changed.stderr

@@ -1,0 +1,122 @@
+"""Leaderboard tables on hand-made boards: layout, best marks, reproduction verdicts, renderers."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.board import Board, Entry, Reference
+from harness.board_render import csv_text, latex, markdown, tex_escape
+from harness.board_tables import Options, hops, reproduction, table3
+
+
+def _entry(corpus, retriever, cov, perf, hop=None, checksum="sha256:a", stale=False):
+    mean = {"coverage@10": cov, "perfrecall@10": perf, "ndcg@10": cov, "mrr@10": perf}
+    doc = {"results": {"overall": {"n": 10, "mean": mean}}, "metrics": list(mean)}
+    if hop:
+        doc["results"]["hop"] = {
+            h: {"n": n, "mean": {m: v for m in mean}} for h, (n, v) in hop.items()
+        }
+    return Entry(corpus, retriever, Path(f"/nowhere/{corpus}/{retriever}"), doc, checksum,
+                 stale=stale)
+
+
+def _ref(corpus, retriever, metric, value, source="rare-paper-table3", label="BM25"):
+    return Reference(source, corpus, retriever, label, "m", metric, value)
+
+
+@pytest.fixture
+def board():
+    b = Board(Path("/nowhere"))
+    b.cells = {
+        "finance": {
+            "bm25": _entry("finance", "bm25", 0.5987, 0.3612,
+                           hop={"1": (3, 0.9), "2": (4, 0.5), "10": (3, 0.1)}),
+            "dense": _entry("finance", "dense", 0.70, 0.30,
+                            hop={"1": (3, 0.8), "2": (4, 0.6), "10": (3, 0.2)}),
+        },
+        "legal": {"bm25": _entry("legal", "bm25", 0.40, 0.20)},
+    }
+    b.references = [
+        _ref("finance", "bm25", "coverage@10", 59.87),
+        _ref("finance", "bm25", "perfrecall@10", 36.12),
+        _ref("legal", "bm25", "coverage@10", 49.08),  # reproduced 40.00: a FAIL
+        _ref("patent", "bm25", "coverage@10", 76.35),  # not run
+    ]
+    b.diagnostics = {"finance": {"similarity": 0.351, "embedder": "minilm", "redundancy": 0.632}}
+    return b
+
+
+def test_table3_layout_best_and_published_rows(board):
+    t = table3(board, ["finance", "legal"], Options(), sig=None)
+    assert t.groups == [("finance", 2), ("legal", 2)]
+    assert t.columns == ["Cov@10", "Perf@10", "Cov@10", "Perf@10"]
+    assert t.group_notes[0] == "Sim 35.1% (minilm) · Red 63.2%"
+    assert "harness.diagnose" in t.group_notes[1]
+    # weakest first by mean Coverage@10: bm25 (0.499) before dense (0.70)
+    assert [label for label, _ in t.rows] == ["BM25", "dense"]
+    bm25, dense = (vals for _, vals in t.rows)
+    assert [v.value for v in bm25] == pytest.approx([59.87, 36.12, 40.0, 20.0])
+    assert [v.best for v in bm25] == [False, True, True, True]
+    assert [v.best for v in dense] == [True, False, False, False]
+    assert dense[2].value is None  # no legal cell for dense
+    assert [label for label, _ in t.published] == ["BM25 (published)"]
+    assert [v.value for v in t.published[0][1]] == [59.87, 36.12, 49.08, None]
+
+
+def test_hop_table_groups_carry_query_counts_in_numeric_order(board):
+    t = hops(board, "finance", Options(), sig=None)
+    assert [g for g, _ in t.groups] == [
+        "overall (n=10)", "1-hop (n=3)", "2-hop (n=4)", "10-hop (n=3)"
+    ]
+    assert t.columns[:4] == ["Cov@10", "Perf@10", "NDCG@10", "MRR"]
+    labels = [label for label, _ in t.rows]
+    bm25 = t.rows[labels.index("BM25")][1]
+    assert bm25[4].value == pytest.approx(90.0) and bm25[4].best
+    assert bm25[8].value == pytest.approx(50.0) and not bm25[8].best
+
+
+def test_reproduction_ok_within_tolerance_fail_outside(board):
+    t, fails = reproduction(board, ["finance", "legal", "patent"], Options(tolerance=0.5))
+    status = {(vals[0].text, vals[1].text): vals[6].text for _, vals in t.rows}
+    assert status == {
+        ("finance", "coverage@10"): "OK",
+        ("finance", "perfrecall@10"): "OK",
+        ("legal", "coverage@10"): "FAIL",
+    }
+    assert fails == 1
+    assert any("1 published (corpus, retriever) cells were not run" in n for n in t.notes)
+    deltas = [vals[5].text for _, vals in t.rows]
+    assert deltas == ["+0.00", "+0.00", "-9.08"]
+    _, strict = reproduction(board, ["legal"], Options(tolerance=10))
+    assert strict == 0
+
+
+def test_stale_cells_are_never_best_nor_ok(board):
+    board.cells["legal"]["bm25"].stale = True
+    board.references[2] = _ref("legal", "bm25", "coverage@10", 40.0)
+    t, fails = reproduction(board, ["legal"], Options())
+    assert fails == 1 and t.rows[0][1][6].text == "FAIL"
+    t3 = table3(board, ["legal"], Options(), sig=None)
+    assert not any(v.best for _, vals in t3.rows for v in vals)
+    assert any("†" in n for n in t3.notes)
+
+
+def test_markdown_latex_and_csv(board):
+    t = table3(board, ["finance", "legal"], Options(), sig=None)
+    md = markdown(t)
+    assert "| Retriever | finance Cov@10 | finance Perf@10 | legal Cov@10 | legal Perf@10 |" in md
+    assert "| BM25 | 59.87 | **36.12** | **40.00** | **20.00** |" in md
+    tex = latex(t)
+    assert r"\toprule" in tex and r"\bottomrule" in tex and r"\cmidrule(lr){2-3}" in tex
+    assert r"\multicolumn{2}{c}{finance}" in tex
+    assert r"BM25 & 59.87 & \textbf{36.12}" in tex
+    assert r"Sim 35.1\% (minilm)" in tex
+    body = tex.split(r"\midrule")[1].strip().splitlines()
+    assert all(line.endswith(r"\\") for line in body)  # every row ends with \\
+    rows = csv_text(t).splitlines()
+    assert rows[0] == "retriever,finance Cov@10,finance Perf@10,legal Cov@10,legal Perf@10"
+    assert rows[1].startswith("BM25,59.87,36.12,40.0,20.0")
+
+
+def test_tex_escape_specials():
+    assert tex_escape("a_b & 50% #1 {x}") == r"a\_b \& 50\% \#1 \{x\}"
