@@ -142,3 +142,31 @@ def test_rerun_skips_up_to_date_cells_unless_forced(swept, tmp_path):
     assert json.loads(cell.read_text())["config"].get("force") is None
     changed = harness("retriever=bm25", "corpus=demo", "stats.bootstrap=10", cwd=tmp_path)
     assert "up to date" not in changed.stderr
+
+
+def test_acceptance_sweep_then_leaderboard(general_wiki, tmp_path):
+    """The issue's acceptance: the 6-cell joblib sweep (BM25, MiniLM, hybrid x demo,
+    General-Wiki), then the leaderboard with no other step; BM25 on General-Wiki reproduces
+    the published row."""
+    pytest.importorskip("sentence_transformers")
+    env = {"HARNESS_DATA_DIR": str(general_wiki.parent.parent),
+           "HARNESS_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    run = harness("-m", "retriever=bm25,minilm,hybrid-bm25-minilm", "corpus=demo,general-wiki",
+                  "hydra/launcher=joblib", cwd=tmp_path, env=env)
+    cells = sorted(str(p.parent.relative_to(tmp_path / "results"))
+                   for p in (tmp_path / "results").glob("*/*/metrics.json"))
+    assert cells == [f"{c}/{r}" for c in ("demo", "general-wiki")
+                     for r in ("bm25", "hybrid-bm25-minilm", "minilm")], run.stderr
+    shutil.copytree(ROOT / "results" / "reference", tmp_path / "results" / "reference")
+    out = leaderboard(cwd=tmp_path)
+    assert out.returncode == 0 and "warning" not in out.stderr, out.stderr
+    rep = (tmp_path / "leaderboard/reproduction.md").read_text()
+    bm25 = [ln for ln in rep.splitlines() if ln.startswith("| BM25 | general-wiki |")]
+    assert len(bm25) == 6 and all(ln.endswith("| OK |") for ln in bm25)
+    assert "| BM25 | general-wiki | coverage@10 | rare-paper-table3 | 64.58 | 64.66 | +0.08 | OK |" in rep
+    # the MiniLM cells recorded corpus Similarity, so the header row and the plot have it
+    table = (tmp_path / "leaderboard/table3.md").read_text()
+    assert "Sim 3.6% (minilm)" in table and "Red 3.2%" in table
+    plots = {p.name for p in (tmp_path / "leaderboard/plots").iterdir()}
+    assert {"perfrecall_by_hop.png", "coverage_vs_similarity.png",
+            "coverage_vs_similarity.svg"} <= plots
