@@ -75,6 +75,13 @@ def check_overrides(argv: Sequence[str]) -> None:
     groups, others = [], []
     for o in parsed:
         key = o.key_or_group
+        if key == "hydra/launcher" and o.type != OverrideType.DEL:
+            options = sorted({"basic", *group_options("hydra/launcher")})
+            choice = o.get_value_element_as_str()
+            if choice not in options:
+                raise unknown_name(
+                    "hydra/launcher", choice, options, f"fix '{o.input_line}'"
+                )
         if key.split(".")[0].split("/")[0] == "hydra":
             continue
         values = list(o.sweep_string_iterator()) if o.is_sweep_override() else None
