@@ -35,8 +35,10 @@ class Entry:
     def mean(self, metric: str, stratification: str = "overall", label: str | None = None):
         """The mean of `metric` (a fraction) over a stratum, or None."""
         res = self.doc.get("results") or {}
-        node = res.get("overall") if stratification == "overall" else (
-            (res.get(stratification) or {}).get(label)
+        node = (
+            res.get("overall")
+            if stratification == "overall"
+            else ((res.get(stratification) or {}).get(label))
         )
         if not node:
             return None
@@ -44,8 +46,10 @@ class Entry:
 
     def n(self, stratification: str = "overall", label: str | None = None) -> int | None:
         res = self.doc.get("results") or {}
-        node = res.get("overall") if stratification == "overall" else (
-            (res.get(stratification) or {}).get(label)
+        node = (
+            res.get("overall")
+            if stratification == "overall"
+            else ((res.get(stratification) or {}).get(label))
         )
         return node.get("n") if node else None
 
@@ -250,8 +254,12 @@ def _references(folder: Path, problems: list[str]) -> list[Reference]:
                     try:
                         value = float(row["value"])
                     except (TypeError, ValueError):
-                        raise ValueError(f"line {i}: value {row['value']!r} is not a number")
-                    out.append(Reference(**{c: row[c] for c in REFERENCE_COLUMNS[:-1]}, value=value))
+                        raise ValueError(
+                            f"line {i}: value {row['value']!r} is not a number"
+                        ) from None
+                    out.append(
+                        Reference(**{c: row[c] for c in REFERENCE_COLUMNS[:-1]}, value=value)
+                    )
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             problems.append(f"{f}: {exc}; published numbers from it are not shown")
     return out

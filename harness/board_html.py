@@ -66,22 +66,38 @@ def _cell(v: Value) -> str:
 
 def table_html(t: Table) -> str:
     """A static rendering of a paper table (grouped headers, best bold, notes below)."""
-    out = [f"<h3>{html.escape(t.title)}</h3>", '<div class="scroll"><table class="paper">',
-           "<thead>"]
+    out = [
+        f"<h3>{html.escape(t.title)}</h3>",
+        '<div class="scroll"><table class="paper">',
+        "<thead>",
+    ]
     if t.groups:
-        out.append("<tr><th></th>" + "".join(
-            f'<th colspan="{span}">{html.escape(g)}</th>' for g, span in t.groups) + "</tr>")
+        out.append(
+            "<tr><th></th>"
+            + "".join(f'<th colspan="{span}">{html.escape(g)}</th>' for g, span in t.groups)
+            + "</tr>"
+        )
         if t.group_notes:
-            out.append('<tr class="note"><th></th>' + "".join(
-                f'<th colspan="{span}">{html.escape(n)}</th>'
-                for n, (_, span) in zip(t.group_notes, t.groups)) + "</tr>")
-    out.append("<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in [t.stub, *t.columns])
-               + "</tr></thead><tbody>")
+            out.append(
+                '<tr class="note"><th></th>'
+                + "".join(
+                    f'<th colspan="{span}">{html.escape(n)}</th>'
+                    for n, (_, span) in zip(t.group_notes, t.groups)
+                )
+                + "</tr>"
+            )
+    out.append(
+        "<tr>"
+        + "".join(f"<th>{html.escape(c)}</th>" for c in [t.stub, *t.columns])
+        + "</tr></thead><tbody>"
+    )
     for label, vals in t.rows:
         out.append(f"<tr><th>{html.escape(label)}</th>{''.join(_cell(v) for v in vals)}</tr>")
     for label, vals in t.published:
-        out.append(f'<tr class="published"><th>{html.escape(label)}</th>'
-                   f"{''.join(_cell(v) for v in vals)}</tr>")
+        out.append(
+            f'<tr class="published"><th>{html.escape(label)}</th>'
+            f"{''.join(_cell(v) for v in vals)}</tr>"
+        )
     out.append("</tbody></table></div>")
     if t.notes:
         out.append('<p class="legend">' + "<br>".join(html.escape(n) for n in t.notes) + "</p>")
@@ -91,8 +107,10 @@ def table_html(t: Table) -> str:
 def _img(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     alt = html.escape(path.stem.replace("_", " "))
-    return f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}' \
-           f"</figcaption></figure>"
+    return (
+        f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}'
+        f"</figcaption></figure>"
+    )
 
 
 _STYLE = """
@@ -236,9 +254,11 @@ def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path
         f"{html.escape(str(board.results_dir))}/ · generated {now} · numbers in %</p>",
     ]
     if board.problems:
-        parts.append('<div class="problems"><b>Problems found while reading results/</b><ul>'
-                     + "".join(f"<li>{html.escape(p)}</li>" for p in board.problems)
-                     + "</ul></div>")
+        parts.append(
+            '<div class="problems"><b>Problems found while reading results/</b><ul>'
+            + "".join(f"<li>{html.escape(p)}</li>" for p in board.problems)
+            + "</ul></div>"
+        )
     parts += [
         "<h2>All cells</h2>",
         '<p><label>corpus <select id="corpus"></select></label>'

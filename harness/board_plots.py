@@ -21,8 +21,14 @@ def _plt():
     import matplotlib.pyplot as plt
 
     plt.rcParams.update(
-        {"font.size": 10, "axes.titlesize": 11, "axes.grid": True, "grid.alpha": 0.3,
-         "svg.hashsalt": "retrieval-harness", "svg.fonttype": "none"}
+        {
+            "font.size": 10,
+            "axes.titlesize": 11,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "svg.hashsalt": "retrieval-harness",
+            "svg.fonttype": "none",
+        }
     )
     return plt
 
@@ -42,8 +48,10 @@ def _styles(names: list[str]) -> dict[str, dict]:
     """One colour and marker per retriever, stable across every plot."""
     cmap = _plt().get_cmap("tab10")
     markers = "osD^vP*Xh<>"
-    return {n: {"color": cmap(i % 10), "marker": markers[i % len(markers)]} for i, n in
-            enumerate(sorted(names))}
+    return {
+        n: {"color": cmap(i % 10), "marker": markers[i % len(markers)]}
+        for i, n in enumerate(sorted(names))
+    }
 
 
 def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) -> list[Path]:
@@ -56,23 +64,30 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
     styles = _styles(names)
     cols = min(len(corpora), 4)
     rows = -(-len(corpora) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False, sharey=True
+    )
     for ax, corpus in zip(axes.flat, corpora):
         hops = [h for h in hop_labels(board, corpus)]
         for name in order(board, [corpus], metric)[::-1]:
             e = board.cells[corpus][name]
             ys = [e.mean(metric, "hop", h) for h in hops]
             ys = [np.nan if y is None else 100 * y for y in ys]
-            ax.plot(hops, ys, label=board.label(name) + (" †" if e.stale else ""),
-                    linewidth=1.8, markersize=6, **styles[name])
+            ax.plot(
+                hops,
+                ys,
+                label=board.label(name) + (" †" if e.stale else ""),
+                linewidth=1.8,
+                markersize=6,
+                **styles[name],
+            )
         ax.set_title(corpus)
         ax.set_xlabel("hop depth (gold groups per query)")
         ax.set_ylim(0, 102)
         ax.legend(fontsize=8, loc="upper right")
     for ax in axes[:, 0]:
         ax.set_ylabel(f"PerfRecall@{k} (%)")
-    for ax in list(axes.flat)[len(corpora):]:
+    for ax in list(axes.flat)[len(corpora) :]:
         ax.set_visible(False)
     fig.suptitle(f"PerfRecall@{k} falls with hop depth: every gold group must be in the top {k}")
     fig.tight_layout()
@@ -97,12 +112,21 @@ def coverage_vs_similarity(board: Board, corpora: list[str], out: Path, k: int =
         pts = [(xs[c], board.cells[c][name].mean(metric)) for c in have if name in board.cells[c]]
         pts = [(x, 100 * y) for x, y in pts if y is not None]
         if pts:
-            ax.plot(*zip(*pts), label=board.label(name), linewidth=1.5, markersize=7,
-                    **styles[name])
+            ax.plot(
+                *zip(*pts), label=board.label(name), linewidth=1.5, markersize=7, **styles[name]
+            )
     for c in have:
         ax.axvline(xs[c], color="grey", linewidth=0.6, linestyle=":")
-        ax.annotate(c, (xs[c], 100), rotation=90, fontsize=8, color="dimgrey",
-                    xytext=(3, -4), textcoords="offset points", va="top")
+        ax.annotate(
+            c,
+            (xs[c], 100),
+            rotation=90,
+            fontsize=8,
+            color="dimgrey",
+            xytext=(3, -4),
+            textcoords="offset points",
+            va="top",
+        )
     ax.set_xlabel(f"corpus Similarity (%): mean cosine of chunk pairs ({', '.join(embedders)})")
     ax.set_ylabel(f"Coverage@{k} (%)")
     ax.set_ylim(0, 102)
@@ -131,19 +155,26 @@ def cluster_boxplots(board: Board, corpus: str, out: Path, k: int = 10) -> list[
         data, labels = [], []
         for n in names:
             by = (cells[n].doc.get("results") or {}).get("cluster") or {}
-            vals = [100 * s["mean"][metric] for lab, s in by.items()
-                    if lab != "n/a" and s.get("n", 0) >= min_q
-                    and s["mean"].get(metric) is not None]
+            vals = [
+                100 * s["mean"][metric]
+                for lab, s in by.items()
+                if lab != "n/a" and s.get("n", 0) >= min_q and s["mean"].get(metric) is not None
+            ]
             data.append(vals)
             labels.append(f"{board.label(n)}\n({len(vals)} clusters)")
-        ax.boxplot(data, showmeans=True, meanprops={"marker": "^", "markerfacecolor": "white",
-                                                    "markeredgecolor": "black"})
+        ax.boxplot(
+            data,
+            showmeans=True,
+            meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"},
+        )
         ax.set_xticks(range(1, len(labels) + 1), labels, fontsize=8)
         ax.set_title(f"{long}@{k} per cluster")
         ax.set_ylim(-2, 102)
     axes[0].set_ylabel("cluster mean (%)")
-    fig.suptitle(f"{corpus}: spread across semantic clusters with ≥ {min_q} queries "
-                 "(box: quartiles, ▲: mean)")
+    fig.suptitle(
+        f"{corpus}: spread across semantic clusters with ≥ {min_q} queries "
+        "(box: quartiles, ▲: mean)"
+    )
     fig.tight_layout()
     return _save(fig, out, f"clusters_box_{corpus}")
 
@@ -169,22 +200,46 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
     zero = queries == 0
     ncols = min(len(names), 3)
     nrows = -(-len(names) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols + 0.8, 3.9 * nrows),
-                             squeeze=False, sharex=True, sharey=True)
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(4.6 * ncols + 0.8, 3.9 * nrows),
+        squeeze=False,
+        sharex=True,
+        sharey=True,
+    )
     norm = Normalize(0, 100)
     sc = None
     for ax, name in zip(axes.flat, names):
         by = (cells[name].doc.get("results") or {}).get("cluster") or {}
-        color = np.array([
-            100 * by[i]["mean"][metric] if i in by and by[i]["mean"].get(metric) is not None
-            else np.nan for i in ids
-        ])
+        color = np.array(
+            [
+                100 * by[i]["mean"][metric]
+                if i in by and by[i]["mean"].get(metric) is not None
+                else np.nan
+                for i in ids
+            ]
+        )
         jitter = 0.5  # zero-query clusters sit on the bottom line of the log axis
-        ax.scatter(chunks[zero], np.full(zero.sum(), jitter), s=8, color="lightgrey",
-                   label=f"zero-query clusters ({int(zero.sum())})", edgecolors="none")
+        ax.scatter(
+            chunks[zero],
+            np.full(zero.sum(), jitter),
+            s=8,
+            color="lightgrey",
+            label=f"zero-query clusters ({int(zero.sum())})",
+            edgecolors="none",
+        )
         keep = ~zero & ~np.isnan(color)
-        sc = ax.scatter(chunks[keep], queries[keep], c=color[keep], cmap="viridis", norm=norm,
-                        s=14 + 2 * np.sqrt(queries[keep]), edgecolors="black", linewidths=0.3)
+        sc = ax.scatter(
+            chunks[keep],
+            queries[keep],
+            c=color[keep],
+            cmap="viridis",
+            norm=norm,
+            s=14 + 2 * np.sqrt(queries[keep]),
+            edgecolors="black",
+            linewidths=0.3,
+        )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(board.label(name))
@@ -193,7 +248,7 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
         ax.set_xlabel("chunks in the cluster")
     for ax in axes[:, 0]:
         ax.set_ylabel("queries touching the cluster")
-    for ax in list(axes.flat)[len(names):]:
+    for ax in list(axes.flat)[len(names) :]:
         ax.set_visible(False)
     cbar = fig.colorbar(sc, ax=axes.ravel().tolist(), shrink=0.9)
     cbar.set_label(f"cluster mean Coverage@{k} (%)")

@@ -127,9 +127,7 @@ def latex(t: Table) -> str:
             out.append(" & ".join(cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
     if t.notes:
-        out.append(
-            rf"\par\smallskip{{\footnotesize {tex_escape('; '.join(t.notes))}.}}"
-        )
+        out.append(rf"\par\smallskip{{\footnotesize {tex_escape('; '.join(t.notes))}.}}")
     out.append(r"\end{table}")
     return "\n".join(out) + "\n"
 

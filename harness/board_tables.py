@@ -107,9 +107,7 @@ class Significance:
                 continue
             a = np.array([ref[q] for q in common])
             b = np.array([other[q] for q in common])
-            p = randomization_test(
-                a, b, permutations=self.opts.permutations, seed=self.opts.seed
-            )
+            p = randomization_test(a, b, permutations=self.opts.permutations, seed=self.opts.seed)
             names.append(name)
             pvals.append(p if np.nanmean(b) < np.nanmean(a) else 1.0)
         from metrics.stats import holm
@@ -241,7 +239,14 @@ def hops(board: Board, corpus: str, opts: Options, sig: Significance | None) -> 
     for name in names:
         e = cells[name]
         rows.append(
-            (name, [Value(_pct(e.mean(m, s, lab)), stale=e.stale) for s, lab in strata for m in metrics])
+            (
+                name,
+                [
+                    Value(_pct(e.mean(m, s, lab)), stale=e.stale)
+                    for s, lab in strata
+                    for m in metrics
+                ],
+            )
         )
     for si, (strat, label) in enumerate(strata):
         for mi, m in enumerate(metrics):

@@ -79,9 +79,7 @@ def check_overrides(argv: Sequence[str]) -> None:
             options = sorted({"basic", *group_options("hydra/launcher")})
             choice = o.get_value_element_as_str()
             if choice not in options:
-                raise unknown_name(
-                    "hydra/launcher", choice, options, f"fix '{o.input_line}'"
-                )
+                raise unknown_name("hydra/launcher", choice, options, f"fix '{o.input_line}'")
         if key.split(".")[0].split("/")[0] == "hydra":
             continue
         values = list(o.sweep_string_iterator()) if o.is_sweep_override() else None

@@ -65,7 +65,9 @@ def load(path: Path) -> dict[str, Any] | None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{path}: not valid JSON ({exc}); rerun python -m harness.diagnose")
+        raise HarnessError(
+            f"{path}: not valid JSON ({exc}); rerun python -m harness.diagnose"
+        ) from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise HarnessError(f"{path}: not a diagnostics file (schema {SCHEMA} expected)")
     return doc
@@ -83,7 +85,9 @@ def diagnose(bench, embedder, embedder_name: str, results_dir: Path | None) -> d
     seconds = time.perf_counter() - t
     entry = {
         "value": sim,
-        "model": getattr(embedder.encoder, "model_id", None) or getattr(embedder.encoder, "model", None) or embedder_name,
+        "model": getattr(embedder.encoder, "model_id", None)
+        or getattr(embedder.encoder, "model", None)
+        or embedder_name,
         "dim": int(np.asarray(emb).shape[1]),
         "n_chunks": len(texts),
     }

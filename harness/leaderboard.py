@@ -40,21 +40,41 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--results", default="results", help="results folder (default: results)")
     p.add_argument("--out", default="leaderboard", help="output folder (default: leaderboard)")
-    p.add_argument("--format", default="all", choices=FORMATS,
-                   help="what to write and print (default: all = md, tex, csv, html and plots)")
+    p.add_argument(
+        "--format",
+        default="all",
+        choices=FORMATS,
+        help="what to write and print (default: all = md, tex, csv, html and plots)",
+    )
     p.add_argument("--table", default="all", choices=TABLES, help="which tables (default: all)")
     p.add_argument("--corpus", nargs="+", metavar="NAME", help="only these corpora (in order)")
     p.add_argument("--k", type=int, default=10, help="the cutoff shown (default: 10)")
-    p.add_argument("--tolerance", type=float, default=0.5,
-                   help="OK when |reproduced - published| <= this many points (default: 0.5)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="significance level of the markers, after Holm (default: 0.05)")
-    p.add_argument("--permutations", type=int, default=10_000,
-                   help="sign flips per randomization test (default: 10000)")
-    p.add_argument("--no-significance", action="store_true",
-                   help="skip the randomization tests (no * markers)")
-    p.add_argument("--check", action="store_true",
-                   help="exit 1 when a reproduction FAILs or results/ has a problem")
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.5,
+        help="OK when |reproduced - published| <= this many points (default: 0.5)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="significance level of the markers, after Holm (default: 0.05)",
+    )
+    p.add_argument(
+        "--permutations",
+        type=int,
+        default=10_000,
+        help="sign flips per randomization test (default: 10000)",
+    )
+    p.add_argument(
+        "--no-significance", action="store_true", help="skip the randomization tests (no * markers)"
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when a reproduction FAILs or results/ has a problem",
+    )
     return p
 
 
@@ -63,9 +83,10 @@ def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
         return board.corpora
     for c in wanted:
         if c not in board.cells:
+            hint = did_you_mean(c, board.corpora)
             raise HarnessError(
-                f"no cells for corpus '{c}' under {board.results_dir}{did_you_mean(c, board.corpora)}"
-                f"; corpora with results: {', '.join(board.corpora)}"
+                f"no cells for corpus '{c}' under {board.results_dir}{hint}; "
+                f"corpora with results: {', '.join(board.corpora)}"
             )
     return list(dict.fromkeys(wanted))
 
@@ -85,8 +106,9 @@ def build(args: argparse.Namespace):
         raise HarnessError(f"--permutations must be >= 1, got {args.permutations}")
     board = collect(Path(args.results))
     corpora = _corpora(board, args.corpus)
-    opts = Options(k=args.k, alpha=args.alpha, tolerance=args.tolerance,
-                   permutations=args.permutations)
+    opts = Options(
+        k=args.k, alpha=args.alpha, tolerance=args.tolerance, permutations=args.permutations
+    )
     sig = None if args.no_significance else Significance(board, opts)
     tables, fails = [], 0
     if args.table in ("all", "table3"):
@@ -102,12 +124,30 @@ def build(args: argparse.Namespace):
 def long_csv(board, corpora: list[str]) -> str:
     """Every number of every cell and stratum, one per line, with the published value when
     there is one: the tidy form for pandas and spreadsheets."""
-    published = {(r.corpus, r.retriever, r.metric): r for r in board.references
-                 if r.source == "rare-paper-table3" or r.metric in ("ndcg@10", "mrr@10")}
+    published = {
+        (r.corpus, r.retriever, r.metric): r
+        for r in board.references
+        if r.source == "rare-paper-table3" or r.metric in ("ndcg@10", "mrr@10")
+    }
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["corpus", "retriever", "stratification", "label", "n", "metric", "value",
-                "ci_low", "ci_high", "published", "published_source", "checksum", "stale"])
+    w.writerow(
+        [
+            "corpus",
+            "retriever",
+            "stratification",
+            "label",
+            "n",
+            "metric",
+            "value",
+            "ci_low",
+            "ci_high",
+            "published",
+            "published_source",
+            "checksum",
+            "stale",
+        ]
+    )
     for c in corpora:
         for name, e in sorted(board.cells[c].items()):
             res = e.doc.get("results") or {}
@@ -121,9 +161,23 @@ def long_csv(board, corpora: list[str]) -> str:
                 for m, v in (s.get("mean") or {}).items():
                     ci = (s.get("ci") or {}).get(m) or [None, None]
                     ref = published.get((c, name, m)) if strat == "overall" else None
-                    w.writerow([c, name, strat, lab, s.get("n"), m, _f(v), _f(ci[0]), _f(ci[1]),
-                                "" if ref is None else f"{ref.value / 100:.4f}",
-                                "" if ref is None else ref.source, e.checksum, int(e.stale)])
+                    w.writerow(
+                        [
+                            c,
+                            name,
+                            strat,
+                            lab,
+                            s.get("n"),
+                            m,
+                            _f(v),
+                            _f(ci[0]),
+                            _f(ci[1]),
+                            "" if ref is None else f"{ref.value / 100:.4f}",
+                            "" if ref is None else ref.source,
+                            e.checksum,
+                            int(e.stale),
+                        ]
+                    )
     return buf.getvalue()
 
 
@@ -177,19 +231,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: cannot write under {args.out}: {exc.strerror or exc}; pick a writable "
-              "--out", file=sys.stderr)
+        print(
+            f"error: cannot write under {args.out}: {exc.strerror or exc}; pick a writable --out",
+            file=sys.stderr,
+        )
         return 2
-    render = R.latex if args.format == "latex" else R.csv_text if args.format == "csv" else R.markdown
+    render = (
+        R.latex if args.format == "latex" else R.csv_text if args.format == "csv" else R.markdown
+    )
     if args.format != "html":
         for t in tables:
             print(render(t))
     for p in board.problems:
         print(f"warning: {p}", file=sys.stderr)
     n_cells = sum(len(board.cells[c]) for c in corpora)
-    print(f"{n_cells} cells on {len(corpora)} corpora ({', '.join(corpora)}); "
-          f"{len(files)} files written under {args.out}/"
-          + (f"; open {Path(args.out) / 'index.html'}" if args.format in ("all", "html") else ""))
+    print(
+        f"{n_cells} cells on {len(corpora)} corpora ({', '.join(corpora)}); "
+        f"{len(files)} files written under {args.out}/"
+        + (f"; open {Path(args.out) / 'index.html'}" if args.format in ("all", "html") else "")
+    )
     if fails:
         print(f"reproduction: {fails} FAIL at ±{args.tolerance:g} points", file=sys.stderr)
     if args.check and (fails or board.problems):

@@ -91,7 +91,8 @@ class Dense:
         self.corpus_similarity = {
             "value": similarity(emb),
             "embedder": self.name,
-            "model": getattr(self.encoder, "model_id", None) or getattr(self.encoder, "model", None),
+            "model": getattr(self.encoder, "model_id", None)
+            or getattr(self.encoder, "model", None),
         }
         self.backend.build(emb, list(corpus))
 

@@ -56,8 +56,13 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=7, help="timed repetitions (median reported)")
-    p.add_argument("--random", type=int, default=0, metavar="M",
-                   help="time a random M x 384 matrix instead of General-Wiki")
+    p.add_argument(
+        "--random",
+        type=int,
+        default=0,
+        metavar="M",
+        help="time a random M x 384 matrix instead of General-Wiki",
+    )
     a = p.parse_args()
     if a.random:
         emb = np.random.default_rng(0).normal(size=(a.random, 384)).astype(np.float32)
@@ -70,8 +75,10 @@ def main() -> None:
     print(f"{what} ({emb.dtype})")
     print(f"O(M·d) formula   {fast_s * 1000:8.2f} ms   similarity {100 * fast:.6f} %")
     print(f"M×M brute force  {slow_s * 1000:8.2f} ms   similarity {100 * slow:.6f} %")
-    print(f"speed-up {slow_s / fast_s:.0f}x; |difference| {abs(fast - slow):.2e}; "
-          f"target < 100 ms: {'met' if fast_s < 0.1 else 'NOT met'}")
+    print(
+        f"speed-up {slow_s / fast_s:.0f}x; |difference| {abs(fast - slow):.2e}; "
+        f"target < 100 ms: {'met' if fast_s < 0.1 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,12 @@ def leaderboard(*args, cwd, check=True):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "harness.leaderboard", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=300,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=300,
     )
 
 
@@ -25,8 +30,14 @@ def leaderboard(*args, cwd, check=True):
 def swept(tmp_path_factory):
     """results/ from a joblib sweep of two BM25 variants on demo, plus the published numbers."""
     root = tmp_path_factory.mktemp("swept")
-    harness("-m", "retriever=bm25,bm25-simple", "corpus=demo", "hydra/launcher=joblib",
-            "hydra.launcher.n_jobs=2", cwd=root)
+    harness(
+        "-m",
+        "retriever=bm25,bm25-simple",
+        "corpus=demo",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        cwd=root,
+    )
     shutil.copytree(ROOT / "results" / "reference", root / "results" / "reference")
     return root
 
@@ -64,7 +75,8 @@ def test_leaderboard_writes_every_format(work):
     # the long CSV agrees with metrics.json at full precision
     doc = json.loads((work / "results/demo/bm25/metrics.json").read_text())
     line = next(
-        ln for ln in (lb / "leaderboard.csv").read_text().splitlines()
+        ln
+        for ln in (lb / "leaderboard.csv").read_text().splitlines()
         if ln.startswith("demo,bm25,overall,,48,coverage@10,")
     )
     assert float(line.split(",")[6]) == doc["results"]["overall"]["mean"]["coverage@10"]
@@ -83,7 +95,7 @@ def test_unknown_corpus_suggests(work):
     out = leaderboard("--corpus", "dem", cwd=work, check=False)
     assert out.returncode == 2
     assert out.stderr.strip() == (
-        f"error: no cells for corpus 'dem' under results (did you mean 'demo'?); "
+        "error: no cells for corpus 'dem' under results (did you mean 'demo'?); "
         "corpora with results: demo"
     )
 
@@ -149,24 +161,44 @@ def test_acceptance_sweep_then_leaderboard(general_wiki, tmp_path):
     General-Wiki), then the leaderboard with no other step; BM25 on General-Wiki reproduces
     the published row."""
     pytest.importorskip("sentence_transformers")
-    env = {"HARNESS_DATA_DIR": str(general_wiki.parent.parent),
-           "HARNESS_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    run = harness("-m", "retriever=bm25,minilm,hybrid-bm25-minilm", "corpus=demo,general-wiki",
-                  "hydra/launcher=joblib", cwd=tmp_path, env=env)
-    cells = sorted(str(p.parent.relative_to(tmp_path / "results"))
-                   for p in (tmp_path / "results").glob("*/*/metrics.json"))
-    assert cells == [f"{c}/{r}" for c in ("demo", "general-wiki")
-                     for r in ("bm25", "hybrid-bm25-minilm", "minilm")], run.stderr
+    env = {
+        "HARNESS_DATA_DIR": str(general_wiki.parent.parent),
+        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    run = harness(
+        "-m",
+        "retriever=bm25,minilm,hybrid-bm25-minilm",
+        "corpus=demo,general-wiki",
+        "hydra/launcher=joblib",
+        cwd=tmp_path,
+        env=env,
+    )
+    cells = sorted(
+        str(p.parent.relative_to(tmp_path / "results"))
+        for p in (tmp_path / "results").glob("*/*/metrics.json")
+    )
+    assert cells == [
+        f"{c}/{r}"
+        for c in ("demo", "general-wiki")
+        for r in ("bm25", "hybrid-bm25-minilm", "minilm")
+    ], run.stderr
     shutil.copytree(ROOT / "results" / "reference", tmp_path / "results" / "reference")
     out = leaderboard(cwd=tmp_path)
     assert out.returncode == 0 and "warning" not in out.stderr, out.stderr
     rep = (tmp_path / "leaderboard/reproduction.md").read_text()
     bm25 = [ln for ln in rep.splitlines() if ln.startswith("| BM25 | general-wiki |")]
     assert len(bm25) == 6 and all(ln.endswith("| OK |") for ln in bm25)
-    assert "| BM25 | general-wiki | coverage@10 | rare-paper-table3 | 64.58 | 64.66 | +0.08 | OK |" in rep
+    assert (
+        "| BM25 | general-wiki | coverage@10 | rare-paper-table3 | 64.58 | 64.66 | +0.08 | OK |"
+        in rep
+    )
     # the MiniLM cells recorded corpus Similarity, so the header row and the plot have it
     table = (tmp_path / "leaderboard/table3.md").read_text()
     assert "Sim 3.6% (minilm)" in table and "Red 3.2%" in table
     plots = {p.name for p in (tmp_path / "leaderboard/plots").iterdir()}
-    assert {"perfrecall_by_hop.png", "coverage_vs_similarity.png",
-            "coverage_vs_similarity.svg"} <= plots
+    assert {
+        "perfrecall_by_hop.png",
+        "coverage_vs_similarity.png",
+        "coverage_vs_similarity.svg",
+    } <= plots

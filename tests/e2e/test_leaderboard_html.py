@@ -45,8 +45,13 @@ def browser(page):
 
     opts = Options()
     opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,1000"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
@@ -67,7 +72,9 @@ def _rows(driver):
 def _header(driver):
     from selenium.webdriver.common.by import By
 
-    return [th.text.rstrip(" ▲▼") for th in driver.find_elements(By.CSS_SELECTOR, "#board thead th")]
+    return [
+        th.text.rstrip(" ▲▼") for th in driver.find_elements(By.CSS_SELECTOR, "#board thead th")
+    ]
 
 
 def _select(driver, sel_id, value):
@@ -81,8 +88,9 @@ def test_table_selectors_sorting_plots_and_no_console_errors(browser):
     from selenium.webdriver.common.by import By
 
     driver = browser
-    corpora = [o.get_attribute("value") for o in
-               driver.find_elements(By.CSS_SELECTOR, "#corpus option")]
+    corpora = [
+        o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#corpus option")
+    ]
     assert corpora == ["demo", "mini"]
     head = _header(driver)
     assert head[:2] == ["retriever", "n"] and "coverage@10" in head and head[-1] == "provenance"
@@ -102,8 +110,9 @@ def test_table_selectors_sorting_plots_and_no_console_errors(browser):
     assert [r[0] for r in _rows(driver)] == ["bm25", "bm25-simple"]
 
     # the stratum selector: hop=4 has 12 demo queries
-    strata = [o.get_attribute("value") for o in
-              driver.find_elements(By.CSS_SELECTOR, "#stratum option")]
+    strata = [
+        o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#stratum option")
+    ]
     assert strata[:5] == ["overall", "hop=1", "hop=2", "hop=3", "hop=4"]
     _select(driver, "stratum", "hop=4")
     assert all(r[1] == "12" for r in _rows(driver))

@@ -16,8 +16,9 @@ def _entry(corpus, retriever, cov, perf, hop=None, checksum="sha256:a", stale=Fa
         doc["results"]["hop"] = {
             h: {"n": n, "mean": {m: v for m in mean}} for h, (n, v) in hop.items()
         }
-    return Entry(corpus, retriever, Path(f"/nowhere/{corpus}/{retriever}"), doc, checksum,
-                 stale=stale)
+    return Entry(
+        corpus, retriever, Path(f"/nowhere/{corpus}/{retriever}"), doc, checksum, stale=stale
+    )
 
 
 def _ref(corpus, retriever, metric, value, source="rare-paper-table3", label="BM25"):
@@ -29,10 +30,16 @@ def board():
     b = Board(Path("/nowhere"))
     b.cells = {
         "finance": {
-            "bm25": _entry("finance", "bm25", 0.5987, 0.3612,
-                           hop={"1": (3, 0.9), "2": (4, 0.5), "10": (3, 0.1)}),
-            "dense": _entry("finance", "dense", 0.70, 0.30,
-                            hop={"1": (3, 0.8), "2": (4, 0.6), "10": (3, 0.2)}),
+            "bm25": _entry(
+                "finance",
+                "bm25",
+                0.5987,
+                0.3612,
+                hop={"1": (3, 0.9), "2": (4, 0.5), "10": (3, 0.1)},
+            ),
+            "dense": _entry(
+                "finance", "dense", 0.70, 0.30, hop={"1": (3, 0.8), "2": (4, 0.6), "10": (3, 0.2)}
+            ),
         },
         "legal": {"bm25": _entry("legal", "bm25", 0.40, 0.20)},
     }
@@ -66,7 +73,10 @@ def test_table3_layout_best_and_published_rows(board):
 def test_hop_table_groups_carry_query_counts_in_numeric_order(board):
     t = hops(board, "finance", Options(), sig=None)
     assert [g for g, _ in t.groups] == [
-        "overall (n=10)", "1-hop (n=3)", "2-hop (n=4)", "10-hop (n=3)"
+        "overall (n=10)",
+        "1-hop (n=3)",
+        "2-hop (n=4)",
+        "10-hop (n=3)",
     ]
     assert t.columns[:4] == ["Cov@10", "Perf@10", "NDCG@10", "MRR"]
     labels = [label for label, _ in t.rows]
