@@ -116,7 +116,8 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     board = leaderboard("--no-significance", cwd=b)
     assert board.returncode == 0 and "warning" not in board.stderr, board.stderr
     plots = {p.name for p in (b / "leaderboard" / "plots").iterdir()}
-    assert {"clusters_box_demo.png", "clusters_scatter_demo.png", "clusters_scatter_demo.svg"} <= plots
+    wanted = {"clusters_box_demo.png", "clusters_scatter_demo.png", "clusters_scatter_demo.svg"}
+    assert wanted <= plots
 
     # a cell computed before the strata existed is recomputed once they do, then reused
     c = tmp_path / "c"
