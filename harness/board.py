@@ -32,25 +32,20 @@ class Entry:
     date: str | None = None
     stale: bool = False  # computed on other data than most cells of its corpus
 
+    def _node(self, stratification: str, label: str | None) -> dict | None:
+        res = self.doc.get("results") or {}
+        if stratification == "overall":
+            return res.get("overall")
+        return (res.get(stratification) or {}).get(label)
+
     def mean(self, metric: str, stratification: str = "overall", label: str | None = None):
         """The mean of `metric` (a fraction) over a stratum, or None."""
-        res = self.doc.get("results") or {}
-        node = (
-            res.get("overall")
-            if stratification == "overall"
-            else ((res.get(stratification) or {}).get(label))
-        )
-        if not node:
-            return None
-        return (node.get("mean") or {}).get(metric)
+        node = self._node(stratification, label)
+        return (node.get("mean") or {}).get(metric) if node else None
 
     def n(self, stratification: str = "overall", label: str | None = None) -> int | None:
-        res = self.doc.get("results") or {}
-        node = (
-            res.get("overall")
-            if stratification == "overall"
-            else ((res.get(stratification) or {}).get(label))
-        )
+        """The number of queries in a stratum, or None."""
+        node = self._node(stratification, label)
         return node.get("n") if node else None
 
 

@@ -209,7 +209,7 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
         group_notes=[_diag_note(board, c) for c in corpora],
         published=published,
     )
-    table.notes = _legend(board, corpora, sig is not None, published=bool(published))
+    table.notes = _legend(board, corpora, sig, published=bool(published))
     return table
 
 
@@ -259,7 +259,7 @@ def hops(board: Board, corpus: str, opts: Options, sig: Significance | None) -> 
         rows=[(board.label(n), v) for n, v in rows],
         groups=groups,
     )
-    table.notes = _legend(board, [corpus], sig is not None, published=False)
+    table.notes = _legend(board, [corpus], sig, published=False)
     return table
 
 
@@ -313,12 +313,13 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
     return table, fails
 
 
-def _legend(board: Board, corpora, with_sig: bool, published: bool) -> list[str]:
+def _legend(board: Board, corpora, sig: Significance | None, published: bool) -> list[str]:
     notes = ["bold: best reproduced value of its column"]
-    if with_sig:
+    if sig is not None:
         notes.append(
             "*: significantly below the best of its column (paired randomization test, "
-            "10,000 sign flips, Holm-corrected over the column's retrievers, α = 0.05)"
+            f"{sig.opts.permutations:,} sign flips, Holm-corrected over the column's "
+            f"retrievers, α = {sig.opts.alpha:g})"
         )
     if any(e.stale for c in corpora for e in board.cells[c].values()):
         notes.append("†: scored on other benchmark data than the corpus's other cells")

@@ -35,3 +35,40 @@ def test_override_args_skips_hydra_flags():
     assert override_args(["--help"]) is None and override_args(["a=1", "--info"]) is None
     check_overrides(["--cfg", "job", "retriever=bm25"])
     check_overrides(["--help", "retriever=nonsense"])  # help runs nothing: not checked
+
+
+def test_launchers_experiment_and_force():
+    check_overrides(["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "force=true"])
+    check_overrides(["+experiment=rare-table3", "hydra/launcher=submitit_slurm"])
+    with pytest.raises(
+        ConfigError, match=r"unknown hydra/launcher 'joblb' \(did you mean 'joblib'"
+    ):
+        check_overrides(["hydra/launcher=joblb"])
+    with pytest.raises(ConfigError, match=r"unknown experiment 'rare-tabel3'.*valid: rare-table3"):
+        check_overrides(["+experiment=rare-tabel3"])
+    with pytest.raises(ConfigError, match="force=maybe"):
+        check_overrides(["force=maybe"])
+
+
+def test_rare_table3_preset_sweeps_the_paper_grid():
+    from hydra import compose, initialize_config_dir
+
+    from harness.config import conf_dir, register
+
+    register()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        cfg = compose("config", overrides=["+experiment=rare-table3"], return_hydra_config=True)
+    params = cfg.hydra.sweeper.params
+    assert params.corpus.split(",") == ["finance", "patent", "legal", "general-wiki"]
+    retrievers = params.retriever.split(",")
+    assert len(retrievers) == 9 and retrievers[0] == "bm25" and "qwen3-8b" in retrievers
+    from harness.config import group_options
+
+    assert set(retrievers) <= set(group_options("retriever"))
+    # the same names as the published rows, so the reproduction report pairs them up
+    import csv
+
+    from tests.conftest import ROOT
+
+    with (ROOT / "results" / "reference" / "rare.csv").open() as fh:
+        assert set(retrievers) == {row["retriever"] for row in csv.DictReader(fh)}
