@@ -92,13 +92,16 @@ def latex(t: Table) -> str:
     kinds = ["r" if _numeric(v) else "l" for v in first]
     align = "l" + "".join(kinds)
     key = t.key.replace("_", "-")
+    wide = True  # shrink-only, so harmless for narrow tables; a group note can widen any table
     out = [
-        r"% \usepackage{booktabs}",
+        r"% \usepackage{booktabs}" + (r", \usepackage{graphicx}" if wide else ""),
         r"\begin{table}[t]",
         r"\centering",
         r"\small",
         rf"\caption{{{tex_escape(t.title)}}}",
         rf"\label{{tab:{key}}}",
+        # wide tables shrink to the line width (never grow): graphicx's \resizebox with \width
+        *([r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%"] if wide else []),
         rf"\begin{{tabular}}{{{align}}}",
         r"\toprule",
     ]
@@ -125,7 +128,7 @@ def latex(t: Table) -> str:
         for label, vals in t.published:
             cells = [rf"\textit{{{tex_escape(label)}}}", *(tex_escape(_num(v)) for v in vals)]
             out.append(" & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}"]
+    out += [r"\bottomrule", r"\end{tabular}" + ("}" if wide else "")]
     if t.notes:
         out.append(rf"\par\smallskip{{\footnotesize {tex_escape('; '.join(t.notes))}.}}")
     out.append(r"\end{table}")
