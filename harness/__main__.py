@@ -19,17 +19,7 @@ def _app(cfg: DictConfig) -> None:
     from harness.run import run_cell
     from harness.semantic_report import render
 
-    try:
-        resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-        result = run_cell(resolved)
-    except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except Exception as exc:  # MissingMandatoryValue and friends from OmegaConf
-        if type(exc).__module__.startswith("omegaconf"):
-            print(f"error: {_omegaconf_message(exc)}", file=sys.stderr)
-            sys.exit(2)
-        raise
+    result = guarded(run_cell, cfg)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
@@ -39,6 +29,22 @@ def _app(cfg: DictConfig) -> None:
         print(f"\n({result.strata_hint})")
     if result.cell_dir is not None:
         print(f"results: {result.cell_dir}")
+
+
+def guarded(fn, cfg: DictConfig, *args, **kwargs):
+    """fn(resolved cfg, ...), with bad input (a HarnessError, or OmegaConf's errors such as a
+    missing mandatory value) turned into one `error:` line and exit status 2."""
+    try:
+        resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        return fn(resolved, *args, **kwargs)
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except Exception as exc:  # MissingMandatoryValue and friends from OmegaConf
+        if type(exc).__module__.startswith("omegaconf"):
+            print(f"error: {_omegaconf_message(exc)}", file=sys.stderr)
+            sys.exit(2)
+        raise
 
 
 def _omegaconf_message(exc: Exception) -> str:

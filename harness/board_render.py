@@ -19,15 +19,20 @@ def _md_cell(v: Value) -> str:
     return f"**{s}**" if v.best else s
 
 
+def _flat_columns(t: Table) -> list[str]:
+    """Column names with their group as a prefix ("finance Cov@10"), for one-line headers."""
+    if not t.groups:
+        return list(t.columns)
+    names, i = [], 0
+    for g, span in t.groups:
+        names += [f"{g} {c}" for c in t.columns[i : i + span]]
+        i += span
+    return names
+
+
 def markdown(t: Table) -> str:
     """A GitHub Markdown table; column groups become name prefixes, their notes a first row."""
-    cols = t.columns
-    if t.groups:
-        names, i = [], 0
-        for g, span in t.groups:
-            names += [f"{g} {c}" for c in cols[i : i + span]]
-            i += span
-        cols = names
+    cols = _flat_columns(t)
     lines = [f"### {t.title}", "", "| " + " | ".join([t.stub, *cols]) + " |"]
     first = t.rows[0][1] if t.rows else [Value() for _ in cols]
     lines.append("|---|" + "".join("---:|" if _numeric(v) else "---|" for v in first))
@@ -141,13 +146,7 @@ def csv_text(t: Table) -> str:
     left to leaderboard.csv (the long format)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    cols = t.columns
-    if t.groups:
-        names, i = [], 0
-        for g, span in t.groups:
-            names += [f"{g} {c}" for c in cols[i : i + span]]
-            i += span
-        cols = names
+    cols = _flat_columns(t)
     w.writerow([t.stub.lower(), *cols])
     for label, vals in t.rows:
         w.writerow([label, *(_csv(v) for v in vals)])

@@ -142,9 +142,8 @@ def _app_main(cfg: Mapping[str, Any], embedder_name: str) -> None:
 
 def main() -> None:
     import hydra
-    from omegaconf import OmegaConf
 
-    from harness.__main__ import _omegaconf_message
+    from harness.__main__ import guarded
     from harness.config import check_overrides, conf_dir, register
 
     argv = sys.argv[1:]
@@ -160,17 +159,7 @@ def main() -> None:
 
     @hydra.main(version_base=None, config_path=str(conf_dir()), config_name="config")
     def _app(cfg) -> None:
-        try:
-            resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-            _app_main(resolved, embedder_name)
-        except HarnessError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            sys.exit(2)
-        except Exception as exc:
-            if type(exc).__module__.startswith("omegaconf"):
-                print(f"error: {_omegaconf_message(exc)}", file=sys.stderr)
-                sys.exit(2)
-            raise
+        guarded(_app_main, cfg, embedder_name)
 
     sys.argv = [sys.argv[0], *rest]
     _app()

@@ -11,7 +11,7 @@ import sys
 import time
 
 import hydra
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from harness.config import check_overrides, conf_dir, register
 from harness.errors import HarnessError
@@ -23,19 +23,9 @@ _flags: dict[str, bool] = {}
 
 @hydra.main(version_base=None, config_path=str(conf_dir()), config_name="config")
 def _app(cfg: DictConfig) -> None:
-    from harness.__main__ import _omegaconf_message
+    from harness.__main__ import guarded
 
-    try:
-        resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-        run(resolved, report=_flags.get("report", False), force=_flags.get("force", False))
-    except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except Exception as exc:
-        if type(exc).__module__.startswith("omegaconf"):
-            print(f"error: {_omegaconf_message(exc)}", file=sys.stderr)
-            sys.exit(2)
-        raise
+    guarded(run, cfg, report=_flags.get("report", False), force=_flags.get("force", False))
 
 
 def run(cfg: dict, *, report: bool = False, force: bool = False) -> None:

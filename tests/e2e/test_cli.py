@@ -11,11 +11,12 @@ import pytest
 from tests.conftest import GENERAL_WIKI, ROOT, write_redqa
 
 
-def harness(*args, cwd, env=None, check=True):
-    """Run `python -m harness ARGS` in cwd with the checkout importable; return the result."""
+def harness(*args, cwd, env=None, check=True, module="harness"):
+    """Run `python -m MODULE ARGS` (default: harness) in cwd with the checkout importable;
+    return the result."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
+        [sys.executable, "-m", module, *map(str, args)],
         cwd=cwd,
         env=full_env,
         capture_output=True,

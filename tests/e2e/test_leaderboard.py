@@ -2,10 +2,7 @@
 tables, plots and HTML; bad input (no results, a damaged cell, mixed data) as a user meets it."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -14,16 +11,7 @@ from tests.e2e.test_cli import harness
 
 
 def leaderboard(*args, cwd, check=True):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "harness.leaderboard", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=check,
-        timeout=300,
-    )
+    return harness(*args, cwd=cwd, check=check, module="harness.leaderboard")
 
 
 @pytest.fixture(scope="module")
