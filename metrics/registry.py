@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from harness.errors import ConfigError, did_you_mean
-from harness.types import Query
+from harness.core.errors import ConfigError, did_you_mean
+from harness.core.types import Query
 from metrics import group
 
 # A per-query group metric: (query, ranked chunk ids, k) -> float (NaN when undefined).

@@ -17,7 +17,7 @@ from itertools import repeat
 
 import numpy as np
 
-from harness.types import Ranking
+from harness.core.types import Ranking
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def sigma_within(values: Sequence[float], labels: Sequence[Hashable]) -> float:
     if not len(v):
         return math.nan
     total = 0.0
-    for lab in set(labs):
+    for lab in sorted(set(labs), key=str):  # a fixed order: float sums must not vary
         part = v[[x == lab for x in labs]]
         total += len(part) * float(part.var())
     return math.sqrt(total / len(v))

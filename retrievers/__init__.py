@@ -1,12 +1,21 @@
-"""Retrievers behind one protocol; `build_retriever` makes one from its config."""
+"""Retrievers behind one protocol; `build_retriever` makes one from its config.
+
+A config names a built-in `type` (bm25, run_file, dense, hybrid) or, for a plug-in, a class
+with Hydra's `_target_` (`_target_: my_pkg.MyRetriever`, its other keys become keyword
+arguments). A plug-in object that only encodes text (`encode(texts)`, or `encode_queries` and
+`encode_corpus`) becomes a dense retriever with the embedding cache and the search backends.
+"""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from harness.errors import ConfigError, unknown_name
-from retrievers.base import Retriever
+from harness.core.errors import ConfigError, unknown_name
+from harness.core.types import Run
+from retrievers.base import Retriever, check_retriever, is_encoder
 
 
 def _bm25(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
@@ -49,10 +58,100 @@ def build_retriever(cfg: Mapping[str, Any], runtime: Mapping[str, Any] | None = 
     """Instantiate the retriever a `retriever` config describes; `runtime` carries the run's
     device and embedding-cache settings to the retrievers that use them."""
     params = dict(cfg)
+    if params.get("_target_") not in (None, "", "???"):
+        return _plugin(params, runtime or {})
     kind = params.pop("type", None)
     if kind not in FACTORIES:
+        if kind == "plugin":
+            raise ConfigError(
+                "retriever=custom needs a class: set retriever._target_=my_pkg.MyRetriever "
+                "(importable from where you run)"
+            )
         raise unknown_name("retriever type", str(kind), FACTORIES, "set retriever.type")
     try:
         return FACTORIES[kind](params, runtime or {})
     except TypeError as exc:
         raise ConfigError(f"retriever '{cfg.get('name')}': {exc}") from None
+
+
+def _plugin(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
+    """`_target_: pkg.Class` with its keyword arguments; an encoder becomes a dense retriever."""
+    target = str(params.pop("_target_"))
+    params.pop("type", None)
+    name = params.pop("name", None)
+    cls = load_object(target)
+    kwargs = dict(params)
+    if name is not None and _accepts(cls, "name"):
+        kwargs["name"] = name
+    try:
+        obj = cls(**kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"retriever._target_={target}: cannot build it: {exc}") from None
+    return as_retriever(obj, name=name, runtime=runtime, where=f"retriever._target_={target}")
+
+
+def load_object(target: str) -> Any:
+    """The object a dotted path names (`my_pkg.module.Class`)."""
+    module, _, attr = target.rpartition(".")
+    if not module:
+        raise ConfigError(
+            f"retriever._target_ '{target}' must be a dotted path: my_pkg.MyRetriever"
+        )
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigError(
+            f"retriever._target_={target}: cannot import {module} ({exc}); install the package "
+            "or run from the folder that holds it"
+        ) from None
+    try:
+        return getattr(mod, attr)
+    except AttributeError:
+        raise ConfigError(f"retriever._target_={target}: {module} has no '{attr}'") from None
+
+
+def _accepts(cls: Any, arg: str) -> bool:
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return False
+    return arg in sig.parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()
+    )
+
+
+def as_retriever(
+    obj: Any,
+    *,
+    name: str | None = None,
+    runtime: Mapping[str, Any] | None = None,
+    where: str = "the retriever",
+    **dense_options: Any,
+) -> Retriever:
+    """`obj` as a retriever: itself when it implements the protocol (index, search, name), a
+    dense retriever around it when it is an encoder; else one error naming what is missing."""
+    if is_encoder(obj) and not hasattr(obj, "search"):
+        from retrievers.dense import Dense
+
+        label = name or getattr(obj, "name", None) or type(obj).__name__
+        return Dense.from_encoder(obj, name=str(label), **{**(runtime or {}), **dense_options})
+    if name is not None and not isinstance(getattr(obj, "name", None), str):
+        try:
+            obj.name = name
+        except AttributeError:
+            pass
+    check_retriever(obj, where)
+    return obj
+
+
+def as_run(result: Any, name: str, depth: int) -> Run:
+    """What a retriever's search returned, as a Run: a Run as it is, `{qid: {chunk: score}}`
+    made canonical (so plug-ins may return plain dicts)."""
+    if isinstance(result, Run):
+        return result
+    if isinstance(result, Mapping):
+        return Run.from_scores(name, result, depth)
+    raise ConfigError(
+        f"retriever '{name}': search() returned {type(result).__name__}; return a harness.Run "
+        "or a dict {query_id: {chunk_id: score}}"
+    )

@@ -1,13 +1,16 @@
-"""The retriever protocol every retriever module implements."""
+"""The retriever protocol every retriever implements, and the checks plug-ins go through."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from harness.types import Chunk, Query, Run
+from harness.core.errors import ConfigError
+from harness.core.types import Chunk, Query, Run
 
 
+@runtime_checkable
 class Retriever(Protocol):
     """Index a corpus once, then return a canonical Run for a batch of queries."""
 
@@ -17,4 +20,42 @@ class Retriever(Protocol):
         """Build whatever the retriever needs to search `corpus`."""
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:
-        """Return the top `depth` chunks per query."""
+        """Return the top `depth` chunks per query (a Run, or {query_id: {chunk_id: score}})."""
+
+
+def check_retriever(obj: Any, where: str = "the retriever") -> None:
+    """Raise one ConfigError naming what `obj` lacks of the retriever protocol."""
+    cls = type(obj).__name__
+    missing = []
+    if not callable(getattr(obj, "index", None)):
+        missing.append("index(corpus) -> None")
+    search = getattr(obj, "search", None)
+    if not callable(search):
+        missing.append("search(queries, *, depth) -> Run")
+    else:
+        try:
+            params = inspect.signature(search).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if (
+            params
+            and "depth" not in params
+            and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        ):
+            missing.append("a keyword argument 'depth' in search(queries, *, depth)")
+    if not isinstance(getattr(obj, "name", None), str) or not obj.name:
+        missing.append("a 'name' attribute (str)")
+    if missing:
+        raise ConfigError(
+            f"{where}: {cls} does not implement the retriever protocol; missing: "
+            f"{'; '.join(missing)} (or give an encoder with encode(texts), or encode_queries "
+            "and encode_corpus)"
+        )
+
+
+def is_encoder(obj: Any) -> bool:
+    """An object that embeds text: `encode(texts)` or `encode_queries` + `encode_corpus`."""
+    both = callable(getattr(obj, "encode_queries", None)) and callable(
+        getattr(obj, "encode_corpus", None)
+    )
+    return both or callable(getattr(obj, "encode", None))

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy import sparse
 
-from harness.errors import ConfigError
-from harness.types import Chunk, Query, Ranking, Run
+from harness.core.errors import ConfigError
+from harness.core.types import Chunk, Query, Ranking, Run
 from retrievers.tokenize import get_tokenizer
 from retrievers.topk import id_positions, top_of_row
 

@@ -7,15 +7,27 @@ so a rerun of the same cell loads them and never loads the model.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, HarnessError
-from harness.types import Chunk, Query, Run
+import numpy as np
+
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.types import Chunk, Query, Run
 from retrievers.embed_cache import default_root, encode_cached
 from retrievers.search import InnerProductSearch
 
 ENCODERS = ("sentence-transformers", "openai")
+
+
+@dataclass(frozen=True)
+class CorpusEmbeddings:
+    """The corpus embeddings a dense retriever indexed, with who made them."""
+
+    embedder: str  # the retriever's name
+    model: str | None
+    matrix: np.ndarray
 
 
 class Dense:
@@ -25,7 +37,7 @@ class Dense:
         self,
         *,
         name: str,
-        encoder: str = "sentence-transformers",
+        encoder: Any = "sentence-transformers",
         search: Mapping[str, Any] | None = None,
         shard_size: int = 1024,
         device: Any = "auto",
@@ -34,11 +46,16 @@ class Dense:
         progress: bool = True,
         **encoder_params: Any,
     ):
-        if encoder not in ENCODERS:
+        if not isinstance(encoder, str):  # an encoder object (a plug-in, or from the API)
+            from retrievers.object_encoder import ObjectEncoder
+
+            self.encoder = ObjectEncoder(encoder, name=name, **encoder_params)
+            devices = ["cpu"]
+        elif encoder not in ENCODERS:
             raise ConfigError(
                 f"unknown retriever.encoder '{encoder}'; valid: {', '.join(ENCODERS)}"
             )
-        if encoder == "openai":
+        elif encoder == "openai":
             from retrievers.openai_embed import OpenAIEncoder
 
             self.encoder = OpenAIEncoder(**encoder_params)
@@ -56,7 +73,13 @@ class Dense:
         self.progress = progress
         self.backend = InnerProductSearch(devices=devices, **dict(search or {}))
         self.cache_stats: dict[str, dict[str, int]] = {}
-        self.corpus_similarity: dict[str, Any] | None = None
+        self.corpus_embeddings: CorpusEmbeddings | None = None
+
+    @classmethod
+    def from_encoder(cls, encoder: Any, *, name: str, **options: Any) -> Dense:
+        """A dense retriever around any object with `encode(texts)` (or `encode_queries` and
+        `encode_corpus`): the embedding cache and the search backends come with it."""
+        return cls(name=name, encoder=encoder, **options)
 
     def embed(self, texts: Sequence[str], role: str, label: str):
         """Embeddings of `texts` as `role` ("document" or "query"), through the cache."""
@@ -85,15 +108,11 @@ class Dense:
                 )
             texts.append(chunk.index_text)
         emb = self.embed(texts, "document", f"{self.name}: corpus")
-        from harness.diagnose import similarity
-
-        # SPEC 6's corpus Similarity (%) costs O(M·d) here, so every dense cell records it.
-        self.corpus_similarity = {
-            "value": similarity(emb),
-            "embedder": self.name,
-            "model": getattr(self.encoder, "model_id", None)
-            or getattr(self.encoder, "model", None),
-        }
+        # kept (the search index holds the same matrix) so a cell can record the corpus
+        # Similarity under these embeddings at O(M·d)
+        self.corpus_embeddings = CorpusEmbeddings(
+            self.name, getattr(self.encoder, "model_id", None), emb
+        )
         self.backend.build(emb, list(corpus))
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:

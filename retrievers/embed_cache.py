@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -22,18 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
+from harness.core.paths import cache_dir
+
+log = logging.getLogger("harness.retrievers")
 
 FORMAT = 1
 
 
 def default_root() -> Path:
-    """$HARNESS_CACHE_DIR/embeddings, else the per-user cache folder."""
-    env = os.environ.get("HARNESS_CACHE_DIR")
-    if env:
-        return Path(env).expanduser() / "embeddings"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "retrieval-harness" / "embeddings"
+    """<cache dir>/embeddings ($HARNESS_CACHE_DIR, else the per-user cache folder)."""
+    return cache_dir() / "embeddings"
 
 
 def texts_digest(texts: Sequence[str]) -> str:
@@ -121,10 +121,7 @@ class EmbeddingCache:
                     return arr
         except (OSError, ValueError) as exc:
             problem = f"cannot be read ({exc})"
-        print(
-            f"note: embedding cache shard {npy} {problem}; encoding it again",
-            file=sys.stderr,
-        )
+        log.info(f"embedding cache shard {npy} {problem}; encoding it again")
         side.unlink(missing_ok=True)
         npy.unlink(missing_ok=True)
         return None
@@ -174,10 +171,9 @@ def encode_cached(
             f"or run with cache=false"
         )
     if todo and len(todo) < cache.n_shards:
-        print(
-            f"note: {label}: resuming, {cache.n_shards - len(todo)} of {cache.n_shards} shards "
-            f"already in {cache.dir}",
-            file=sys.stderr,
+        log.info(
+            f"{label}: resuming, {cache.n_shards - len(todo)} of {cache.n_shards} shards "
+            f"already in {cache.dir}"
         )
     remaining = sum(cache.rows(i)[1] - cache.rows(i)[0] for i in todo)
     bar = _progress(remaining, label) if todo and progress else None

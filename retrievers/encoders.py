@@ -5,15 +5,17 @@ model is actually loaded, so a run whose embeddings are all cached never imports
 from __future__ import annotations
 
 import importlib
+import logging
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError, HarnessError
+
+log = logging.getLogger("harness.retrievers")
 
 DTYPES = ("auto", "fp32", "fp16", "bf16")
 
@@ -249,10 +251,9 @@ class SentenceTransformerEncoder:
 
                 torch.cuda.empty_cache()
                 smaller = self.batch_size // 2
-                print(
-                    f"note: {self.model_id}: out of GPU memory at batch size {self.batch_size}; "
-                    f"retrying with {smaller}",
-                    file=sys.stderr,
+                log.info(
+                    f"{self.model_id}: out of GPU memory at batch size {self.batch_size}; "
+                    f"retrying with {smaller}"
                 )
                 self.batch_size = smaller
 

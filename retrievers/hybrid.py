@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.errors import ConfigError
-from harness.types import Chunk, Query, Run, canonical
+from harness.core.errors import ConfigError
+from harness.core.types import Chunk, Query, Run, canonical
 
 FUSIONS = ("rrf", "weighted")
 
@@ -63,11 +63,11 @@ class Hybrid:
         self._vocab = {cid: i for i, cid in enumerate(corpus)}
 
     @property
-    def corpus_similarity(self):
-        """The first dense part's corpus Similarity, if any part is dense."""
+    def corpus_embeddings(self):
+        """The first dense part's corpus embeddings, if any part is dense."""
         for part in self.parts.values():
-            if getattr(part, "corpus_similarity", None):
-                return part.corpus_similarity
+            if getattr(part, "corpus_embeddings", None) is not None:
+                return part.corpus_embeddings
         return None
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import ConfigError, HarnessError
-from harness.http_json import post_json
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.http import post_json
 
 
 class OpenAIEncoder:

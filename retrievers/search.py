@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.errors import ConfigError, HarnessError
-from harness.types import Ranking
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.types import Ranking
 from retrievers.topk import id_positions, top_of_candidates, top_of_row
 
 BACKENDS = ("auto", "faiss", "torch", "numpy")

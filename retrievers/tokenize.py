@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from harness.errors import ConfigError, unknown_name
+from harness.core.errors import ConfigError, unknown_name
 
 # Lucene's classic English stop set (StandardAnalyzer's ENGLISH_STOP_WORDS_SET).
 ENGLISH_STOPWORDS = frozenset(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.types import Ranking
+from harness.core.types import Ranking
 
 
 def id_positions(ids: Sequence[str]) -> np.ndarray:

@@ -1,0 +1,1 @@
+"""The Python API's implementation; import it from `harness` (harness.evaluate, ...)."""

@@ -1,0 +1,296 @@
+"""`harness.evaluate(...)` -> Evaluation: the numbers a cell reports, as pandas DataFrames."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.types import Benchmark, Run
+
+DEFAULT_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
+DEFAULT_K = (5, 10)
+
+
+class Evaluation:
+    """One system scored on one benchmark (what one CLI cell holds)."""
+
+    def __init__(self, benchmark: Benchmark, run: Run, metric_names, scored, config, extra):
+        self.benchmark = benchmark
+        self.run = run
+        self.metrics = list(metric_names)
+        self.scored = scored
+        self.config = config
+        self._extra = extra  # coverage, diagnostics, notes
+
+    @property
+    def name(self) -> str:
+        return self.run.name
+
+    @property
+    def values(self) -> dict[str, np.ndarray]:
+        """Metric -> per-query values in benchmark query order (NaN where undefined)."""
+        return self.scored.values
+
+    @property
+    def summary(self):
+        """DataFrame: one row per stratum (overall, hop=1, ...), columns n, each metric's mean
+        and, with bootstrap CIs, `<metric> ci_low` / `<metric> ci_high` (fractions, not %)."""
+        import pandas as pd
+
+        agg = self.scored.aggregated
+        rows = [("overall", agg["overall"])]
+        for strat, by in agg.items():
+            if strat != "overall":
+                rows += [(f"{strat}={label}", s) for label, s in by.items()]
+        records = []
+        for stratum, s in rows:
+            rec: dict[str, Any] = {"stratum": stratum, "n": s["n"]}
+            for m in self.metrics:
+                rec[m] = np.nan if s["mean"][m] is None else s["mean"][m]
+            for m in self.metrics:
+                if "ci" in s:
+                    lo, hi = s["ci"][m] or (np.nan, np.nan)
+                    rec[f"{m} ci_low"], rec[f"{m} ci_high"] = lo, hi
+            records.append(rec)
+        return pd.DataFrame.from_records(records).set_index("stratum")
+
+    @property
+    def per_query(self):
+        """DataFrame indexed by query id: its strata, number of gold groups, every metric."""
+        import pandas as pd
+
+        b = self.benchmark
+        data: dict[str, Any] = dict(self.scored.strata)
+        data["n_groups"] = [len(q.groups) for q in b.queries]
+        data.update(self.scored.values)
+        index = pd.Index([q.query_id for q in b.queries], name="query_id")
+        return pd.DataFrame(data, index=index)
+
+    def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
+        """The summary's means as a booktabs LaTeX table, in percent with two decimals."""
+        df = self.summary[["n", *self.metrics]].copy()
+        df[self.metrics] = df[self.metrics] * 100
+        cap = caption or f"{self.name} on {self.benchmark.name} ({len(self.run)} queries ranked)"
+        return df.to_latex(float_format="%.2f", na_rep="-", caption=cap, label=label, escape=True)
+
+    def to_cell(self):
+        """The evaluation as a Cell (what compare and the leaderboard read)."""
+        from harness.cell.store import Cell
+
+        b = self.benchmark
+        return Cell(
+            path=Path(f"<{self.name}>"),
+            retriever=self.name,
+            corpus=b.name,
+            checksum=b.checksum,
+            depth=self.config["retrieval"]["depth"],
+            relevance_level=self.config["metrics"]["relevance_level"],
+            query_ids=tuple(q.query_id for q in b.queries),
+            strata={k: tuple(v) for k, v in self.scored.strata.items()},
+            values=dict(self.scored.values),
+            doc={},
+        )
+
+    def save(self, folder: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the cell files the CLI writes (metrics.json, per_query.csv, run.trec, qrels.trec,
+        config.yaml, timings.json) into `folder`; an existing folder is replaced only with
+        `overwrite=True`."""
+        from harness.cell.execute import cell_files
+        from harness.cell.store import write_cell
+
+        folder = Path(folder).expanduser()
+        if folder.exists() and any(folder.iterdir()) and not overwrite:
+            raise HarnessError(
+                f"{folder} already holds files; pick another folder or pass overwrite=True"
+            )
+        files = cell_files(
+            self.config,
+            self.benchmark,
+            self.run,
+            self.metrics,
+            self.scored,
+            coverage=self._extra["coverage"],
+            diagnostics=self._extra["diagnostics"],
+            timings={},
+        )
+        write_cell(folder, files)
+        return folder
+
+    def __repr__(self) -> str:
+        return f"<Evaluation {self.name} on {self.benchmark.name}: {len(self.metrics)} metrics>"
+
+    def _repr_html_(self) -> str:  # notebooks show the summary table
+        return self.summary._repr_html_()
+
+
+def evaluate(
+    benchmark: Benchmark | str | Path,
+    run_or_retriever: Any,
+    metrics: str | Sequence[str] | None = None,
+    k: int | Sequence[int] | None = None,
+    strata: Mapping[str, Any] | str | Path | None = None,
+    *,
+    name: str | None = None,
+    depth: int = 100,
+    relevance_level: int = 1,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Evaluation:
+    """Score a run, a retriever, an encoder or a retriever config name on a benchmark.
+
+    `metrics`: metric names (`["ndcg", "recall@100"]`) or a metrics config (`"rare"`,
+    `"standard"`, `"all"`); default RARE's four at `k` (default [5, 10]). `strata`: extra
+    stratifications, `{name: labels in query order or {query_id: label}}`, or the path of a
+    semantic strata file (python -m harness.stratify); hop strata are always there."""
+    from harness.api.loading import load_benchmark
+    from harness.cell.execute import corpus_diagnostics, messages, run_coverage, score
+    from harness.cell.plan import bootstrap_spec
+    from metrics.registry import metrics_for
+
+    bench = load_benchmark(benchmark)
+    names, ks = _metric_names(metrics, k)
+    chosen = metrics_for(names, ks, depth)
+    spec = bootstrap_spec({"bootstrap": bootstrap, "confidence": confidence, "seed": seed})
+    run, retriever = _run_of(run_or_retriever, bench, depth, name)
+    doc, doc_path, custom = _strata(strata, bench)
+    scored = score(
+        bench,
+        run,
+        chosen,
+        level=relevance_level,
+        bootstrap=spec,
+        strata_doc=doc,
+        strata_path=doc_path,
+    )
+    for key, labels in custom.items():
+        scored.strata[key] = labels
+    if custom:  # the extra stratifications join the aggregates and the variance table
+        from harness.strata.apply import variance
+        from metrics.evaluate import aggregate
+
+        scored.aggregated.update(
+            {k: v for k, v in aggregate(scored.values, custom, spec).items() if k != "overall"}
+        )
+        scored.variance.update(variance(scored.values, scored.strata))
+    coverage = run_coverage(bench, run, retriever)
+    config = {
+        "retriever": {"name": run.name, "type": "python", "object": _describe(run_or_retriever)},
+        "corpus": {"name": bench.name, "source": bench.source},
+        "metrics": {"names": list(names), "k": list(ks), "relevance_level": relevance_level},
+        "retrieval": {"depth": depth},
+        "stats": {"bootstrap": bootstrap, "confidence": confidence, "seed": seed},
+    }
+    extra = {
+        "coverage": coverage,
+        "diagnostics": corpus_diagnostics(bench, retriever),
+        "notes": messages(retriever, coverage),
+    }
+    return Evaluation(bench, run, [m.name for m in chosen], scored, config, extra)
+
+
+def _metric_names(metrics, k) -> tuple[list[str], list[int]]:
+    from harness.core.confs import named_config
+    from harness.core.paths import group_options
+
+    ks = list(DEFAULT_K) if k is None else ([k] if isinstance(k, int) else list(k))
+    if metrics is None:
+        return list(DEFAULT_METRICS), ks
+    if isinstance(metrics, str) and metrics in group_options("metrics"):
+        cfg = named_config("metrics", metrics)
+        return list(cfg["names"]), ks if k is not None else list(cfg["k"])
+    if isinstance(metrics, str):
+        return [metrics], ks
+    return [str(m) for m in metrics], ks
+
+
+class _NoRetriever:
+    """Stands for a run that came without a retriever (nothing to report about it)."""
+
+
+def _run_of(obj: Any, bench: Benchmark, depth: int, name: str | None):
+    """(Run, the retriever that made it or a stand-in) for any accepted input."""
+    from harness.api.loading import get_retriever
+    from retrievers import as_retriever, as_run
+
+    if isinstance(obj, Run):
+        run = obj if name is None else Run(name, {q: obj[q] for q in obj.query_ids()}, obj.depth)
+        return _cut(run, depth), _NoRetriever()
+    if isinstance(obj, Mapping):
+        return Run.from_scores(name or "run", obj, depth), _NoRetriever()
+    if isinstance(obj, (str, Path)) and Path(str(obj)).expanduser().is_file():
+        run = Run.from_trec(obj, name=name, depth=depth)
+        return run, _NoRetriever()
+    if isinstance(obj, str):
+        retriever = get_retriever(obj)
+    else:
+        retriever = as_retriever(obj, name=name, where=f"evaluate(..., {type(obj).__name__})")
+    from harness.cell.plan import check_name
+
+    check_name("the retriever's name", retriever.name)
+    retriever.index(bench.corpus)
+    run = as_run(retriever.search(bench.queries, depth=depth), retriever.name, depth)
+    return run, retriever
+
+
+def _cut(run: Run, depth: int) -> Run:
+    if run.depth <= depth:
+        return run
+    from harness.core.types import Ranking
+
+    cut = {}
+    for q in run.query_ids():
+        r = run[q]
+        codes = None if r.codes is None else r.codes[:depth]
+        cut[q] = Ranking(r.ids[:depth], r.scores[:depth], codes)
+    return Run(run.name, cut, depth)
+
+
+def _strata(strata, bench: Benchmark):
+    """(semantic strata document or None, its path, {name: labels}) from the `strata` argument."""
+    if strata is None:
+        return None, None, {}
+    if isinstance(strata, (str, Path)):
+        from harness.strata.file import load
+
+        path = Path(strata).expanduser()
+        if not path.is_file():
+            raise ConfigError(
+                f"strata file not found: {path}; build it with python -m harness.stratify"
+            )
+        return load(path), path, {}
+    if not isinstance(strata, Mapping):
+        raise ConfigError("strata must be a strata file path or {name: labels}")
+    ids = [q.query_id for q in bench.queries]
+    out: dict[str, list[str]] = {}
+    for key, labels in strata.items():
+        if isinstance(labels, Mapping):
+            missing = [q for q in ids if q not in labels]
+            if missing:
+                raise ConfigError(
+                    f"strata['{key}'] has no label for query '{missing[0]}' ({len(missing)} "
+                    "missing); give a label for every query"
+                )
+            out[str(key)] = [str(labels[q]) for q in ids]
+        else:
+            labels = [str(x) for x in labels]
+            if len(labels) != len(ids):
+                raise ConfigError(
+                    f"strata['{key}'] has {len(labels)} labels for {len(ids)} queries; give one "
+                    "per query in benchmark order, or a {query_id: label} mapping"
+                )
+            out[str(key)] = labels
+        if key in ("hop", "overall"):
+            raise ConfigError(f"strata name '{key}' is taken; pick another name")
+    return None, None, out
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, (str, Path)):
+        return str(obj)
+    cls = type(obj)
+    return f"{cls.__module__}.{cls.__qualname__}"

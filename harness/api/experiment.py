@@ -1,0 +1,110 @@
+"""`harness.Experiment([...], benchmark)` -> one DataFrame row per system, with paired
+significance against a baseline (PyTerrier's pt.Experiment is the model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.core.errors import ConfigError
+
+CORRECTIONS = ("holm", "bonferroni", None)
+TESTS = ("randomization", "t")
+
+
+def Experiment(  # noqa: N802 - named like the class-style entry point researchers know
+    systems: Sequence[Any],
+    benchmark: Any,
+    metrics: str | Sequence[str] | None = None,
+    k: int | Sequence[int] | None = None,
+    *,
+    names: Sequence[str] | None = None,
+    baseline: int | None = 0,
+    correction: str | None = "holm",
+    test: str = "randomization",
+    alpha: float = 0.05,
+    permutations: int = 10_000,
+    seed: int = 0,
+    depth: int = 100,
+    bootstrap: int = 0,
+):
+    """Evaluate every system (runs, retrievers, encoders or retriever config names) on one
+    benchmark. Columns: `name`, each metric's mean (fractions), and with a baseline, per metric,
+    `<m> +` / `<m> -` (queries better / worse than the baseline), `<m> p` (paired
+    randomization test, or t-test with test="t") and `<m> p_<correction>` with `<m> sig`
+    (corrected p < alpha), the correction taken over the systems compared to the baseline."""
+    import pandas as pd
+
+    from harness.api.evaluation import evaluate
+    from harness.api.loading import load_benchmark
+    from metrics import stats
+
+    if correction not in CORRECTIONS:
+        raise ConfigError(f"correction must be one of holm, bonferroni, None; got {correction!r}")
+    if test not in TESTS:
+        raise ConfigError(f"test must be 'randomization' or 't', got {test!r}")
+    if not systems:
+        raise ConfigError("Experiment needs at least one system")
+    if names is not None and len(names) != len(systems):
+        raise ConfigError(f"{len(names)} names for {len(systems)} systems")
+    if baseline is not None and not 0 <= baseline < len(systems):
+        raise ConfigError(
+            f"baseline={baseline} is not the index of a system (0..{len(systems) - 1})"
+        )
+    bench = load_benchmark(benchmark)
+    evals = [
+        evaluate(
+            bench,
+            s,
+            metrics,
+            k,
+            name=None if names is None else names[i],
+            depth=depth,
+            bootstrap=bootstrap,
+        )
+        for i, s in enumerate(systems)
+    ]
+    labels = list(names) if names is not None else [e.name for e in evals]
+    if len(set(labels)) < len(labels):
+        raise ConfigError(f"system names repeat ({', '.join(labels)}); pass names=[...]")
+    measures = evals[0].metrics
+    rows = []
+    for label, e in zip(labels, evals):
+        row: dict[str, Any] = {"name": label}
+        for m in measures:
+            v = e.values[m]
+            row[m] = float(np.nanmean(v)) if np.any(~np.isnan(v)) else np.nan
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if baseline is None or len(evals) < 2:
+        return df
+    base = evals[baseline]
+    others = [i for i in range(len(evals)) if i != baseline]
+    for m in measures:
+        a = base.values[m]
+        plus, minus, p = [np.nan] * len(evals), [np.nan] * len(evals), [np.nan] * len(evals)
+        for i in others:
+            b = evals[i].values[m]
+            both = ~(np.isnan(a) | np.isnan(b))
+            plus[i], minus[i] = int((b[both] > a[both]).sum()), int((b[both] < a[both]).sum())
+            if test == "t":
+                p[i] = stats.paired_ttest(a, b)
+            else:
+                p[i] = stats.randomization_test(a, b, permutations=permutations, seed=seed)
+        df[f"{m} +"], df[f"{m} -"], df[f"{m} p"] = plus, minus, p
+        if correction is not None:
+            raw = [p[i] for i in others]
+            adj = stats.holm(raw) if correction == "holm" else [min(1.0, x * len(raw)) for x in raw]
+            corrected = [np.nan] * len(evals)
+            for i, x in zip(others, adj):
+                corrected[i] = x
+            df[f"{m} p_{correction}"] = corrected
+            sig_p = corrected
+        else:
+            sig_p = p
+        df[f"{m} sig"] = [
+            None if i == baseline else bool(sig_p[i] < alpha) for i in range(len(evals))
+        ]
+    return df

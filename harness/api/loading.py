@@ -1,0 +1,45 @@
+"""Benchmarks and retrievers by name, path or object: the API's ways in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import ConfigError
+from harness.core.types import Benchmark
+
+RUNTIME_KEYS = ("device", "cache", "cache_dir")
+
+
+def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benchmark:
+    """A benchmark by config name (`"general-wiki"`, `"demo"`: conf/corpus/NAME.yaml, pinned and
+    verified), or by path (a RedQA JSON file, or a BEIR folder). `options` override the corpus
+    config's keys: `split="dev"` for BEIR, `name=...`, `path=...`."""
+    from harness.core.confs import named_config
+    from harness.core.paths import group_options
+    from harness.data.benchmarks import load_benchmark as load
+
+    if isinstance(name_or_path, Benchmark):
+        return name_or_path
+    text = str(name_or_path)
+    if isinstance(name_or_path, str) and text in group_options("corpus"):
+        return load(named_config("corpus", text, options))
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise ConfigError(
+            f"'{text}' is neither a corpus config ({', '.join(group_options('corpus'))}) nor an "
+            "existing file or folder; give a name, a RedQA JSON file or a BEIR folder"
+        )
+    fmt = options.pop("format", "beir" if path.is_dir() else "redqa")
+    return load({"format": fmt, "path": str(path), **options})
+
+
+def get_retriever(name: str, **overrides: Any):
+    """The retriever conf/retriever/NAME.yaml describes, with `overrides` applied (e.g.
+    `get_retriever("bm25", k1=0.9)`, `get_retriever("minilm", device="cpu")`)."""
+    from harness.core.confs import named_config
+    from retrievers import build_retriever
+
+    runtime = {k: overrides.pop(k) for k in RUNTIME_KEYS if k in overrides}
+    cfg = named_config("retriever", name, overrides)
+    return build_retriever(cfg, runtime)

@@ -1,0 +1,106 @@
+"""A cell's settings, parsed and checked once where a command starts: what the rest of the
+code receives instead of the raw config dict."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import ConfigError
+from metrics.evaluate import BootstrapSpec
+from metrics.registry import Metric, metrics_for
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Run-wide settings the dense encoders read: device(s) and the embedding cache."""
+
+    device: Any = "auto"
+    cache: bool = True
+    cache_dir: str | None = None
+
+    def as_kwargs(self) -> dict[str, Any]:
+        return {"device": self.device, "cache": self.cache, "cache_dir": self.cache_dir}
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """Everything one (retriever, corpus) cell is computed from."""
+
+    config: dict[str, Any]  # the resolved config the cell depends on (stored in metrics.json)
+    retriever: Mapping[str, Any]
+    corpus: Mapping[str, Any]
+    metrics: tuple[Metric, ...]
+    relevance_level: int
+    depth: int
+    bootstrap: BootstrapSpec | None
+    results_dir: Path
+    write: bool
+    force: bool
+    runtime: Runtime
+    semantic: bool  # the config names strata settings and an extractor
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any]) -> CellPlan:
+        """Check a resolved config (a dict) and make the plan; bad values raise ConfigError."""
+        force = cfg.get("force", False)
+        if not isinstance(force, bool):
+            raise ConfigError(f"force must be true or false, got {force!r}")
+        config = {k: v for k, v in cfg.items() if k != "force"}  # not what a cell depends on
+        depth = config["retrieval"]["depth"]
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+            raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")
+        metrics = metrics_for(config["metrics"]["names"], config["metrics"]["k"], depth)
+        level = config["metrics"].get("relevance_level", 1)
+        if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+            raise ConfigError(f"metrics.relevance_level must be an integer >= 1, got {level!r}")
+        runtime = Runtime(
+            **{
+                k: config.get(k, d)
+                for k, d in (("device", "auto"), ("cache", True), ("cache_dir", None))
+            }
+        )
+        return cls(
+            config=config,
+            retriever=config["retriever"],
+            corpus=config["corpus"],
+            metrics=tuple(metrics),
+            relevance_level=level,
+            depth=depth,
+            bootstrap=bootstrap_spec(config.get("stats") or {}),
+            results_dir=Path(config["results"]["dir"]).expanduser(),
+            write=bool(config["results"]["write"]),
+            force=force,
+            runtime=runtime,
+            semantic=bool(config.get("strata") and config.get("extractor")),
+        )
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+
+def bootstrap_spec(stats: Mapping[str, Any]) -> BootstrapSpec | None:
+    """The CI settings (`stats.*`); None when stats.bootstrap is 0."""
+    samples = stats.get("bootstrap", 1000)
+    confidence = stats.get("confidence", 0.95)
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
+        raise ConfigError(f"stats.bootstrap must be an integer >= 0 (0 = no CIs), got {samples!r}")
+    if not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ConfigError(f"stats.confidence must be between 0 and 1, got {confidence!r}")
+    if samples == 0:
+        return None
+    return BootstrapSpec(samples, float(confidence), int(stats.get("seed", 0)))
+
+
+def check_name(key: str, name: str) -> None:
+    """A name that becomes a results folder: letters, digits, '.', '_' and '-'."""
+    if not isinstance(name, str) or not _SAFE_NAME.match(name):
+        raise ConfigError(
+            f"{key} '{name}' cannot name a results folder; use letters, digits, '.', '_' and '-'"
+        )

@@ -1,0 +1,202 @@
+"""A cell on disk: its files written atomically, and read back (the one reader of cells:
+the up-to-date check, compare and the leaderboard all go through `read_metrics` / `Cell`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.core.errors import HarnessError
+from harness.core.runio import trec_lines
+from harness.core.types import Benchmark, Run
+
+SCHEMA = "retrieval-harness/metrics/1"  # bump when the layout of metrics.json changes
+
+
+def per_query_csv(
+    benchmark: Benchmark, strata: Mapping[str, Sequence[str]], values: Mapping[str, np.ndarray]
+) -> str:
+    """One row per query: id, its strata, number of gold groups, then every metric."""
+    header = ["query_id", *strata, "n_groups", *values]
+    lines = [",".join(header)]
+    for i, q in enumerate(benchmark.queries):
+        row = [_csv_field(q.query_id), *(strata[s][i] for s in strata), str(len(q.groups))]
+        row += [repr(float(v[i])) for v in values.values()]
+        lines.append(",".join(row))
+    return "\n".join(lines) + "\n"
+
+
+def _csv_field(text: str) -> str:
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def run_trec(benchmark: Benchmark, run: Run) -> str:
+    """The run in TREC format (qid Q0 docid rank score tag), benchmark query order, canonical
+    ranking order, full precision."""
+    ids = [run.name, *(q.query_id for q in benchmark.queries)]
+    bad = [x for x in ids if not x or _has_space(x)] + [
+        c for c in benchmark.corpus if _has_space(c)
+    ]
+    if bad:
+        raise HarnessError(
+            f"cannot write run.trec: id '{bad[0]}' contains white space, which TREC format "
+            f"cannot hold; rename it in the benchmark (or retriever.name)"
+        )
+    return trec_lines(run, ids[1:], run.name)
+
+
+def qrels_trec(benchmark: Benchmark) -> str:
+    """The benchmark's judgments in TREC qrels format (qid 0 docid grade), as the standard
+    metrics read them: the qrels when it has them, else grade 1 for every group member."""
+    lines = []
+    for q in benchmark.queries:
+        for cid, grade in sorted(q.judgments.items()):
+            lines.append(f"{q.query_id} 0 {cid} {grade}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _has_space(text: str) -> bool:
+    return any(c.isspace() for c in text)
+
+
+def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
+    """Replace `cell_dir` with exactly `files`: written to a sibling temp dir, then swapped in.
+
+    A reader sees the old cell or the new one, never a mix; a failure leaves the old cell.
+    """
+    parent = cell_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{cell_dir.name}.new-", dir=parent))
+    try:
+        for name, text in files.items():
+            with open(tmp / name, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        os.chmod(tmp, 0o755)
+        old = parent / f".{cell_dir.name}.old-{uuid.uuid4().hex[:8]}"
+        if cell_dir.exists():
+            os.replace(cell_dir, old)
+        os.replace(tmp, cell_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (retriever, corpus) result: its metadata and per-query values in file order."""
+
+    path: Path
+    retriever: str
+    corpus: str
+    checksum: str
+    depth: int
+    relevance_level: int
+    query_ids: tuple[str, ...]
+    strata: dict[str, tuple[str, ...]]  # stratification -> label per query
+    values: dict[str, np.ndarray]  # metric -> value per query (NaN when undefined)
+    doc: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: Path) -> Cell:
+        """The cell written under `path` (see load_cell)."""
+        return load_cell(path)
+
+    @staticmethod
+    def write(path: Path, files: Mapping[str, str]) -> None:
+        """Replace the cell folder `path` with exactly `files` (see write_cell)."""
+        write_cell(path, files)
+
+
+def read_metrics(path: Path) -> dict[str, Any]:
+    """A cell folder's metrics.json, schema-checked; any problem is one HarnessError naming
+    the file. The up-to-date check, compare and the leaderboard all read cells through here."""
+    path = Path(path)
+    metrics_file = path / "metrics.json"
+    if not path.is_dir():
+        raise HarnessError(f"result folder not found: {path}; give results/<corpus>/<retriever>")
+    if not metrics_file.is_file():
+        raise HarnessError(
+            f"{path} is not a result folder (no metrics.json); give results/<corpus>/<retriever>"
+        )
+    try:
+        doc = json.loads(metrics_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{metrics_file}: not valid JSON ({exc}); rerun that cell") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        found = doc.get("schema") if isinstance(doc, dict) else None
+        raise HarnessError(
+            f"{metrics_file}: schema is {found!r}, expected '{SCHEMA}'; rerun that cell with "
+            f"this version of the harness"
+        )
+    return doc
+
+
+def load_cell(path: Path) -> Cell:
+    """Read a results/<corpus>/<retriever>/ folder back (metrics.json and per_query.csv)."""
+    path = Path(path)
+    metrics_file, per_query_file = path / "metrics.json", path / "per_query.csv"
+    doc = read_metrics(path)
+    if not per_query_file.is_file():
+        raise HarnessError(
+            f"{path} is not a result folder (no per_query.csv); give results/<corpus>/<retriever>"
+        )
+    try:
+        level = (doc.get("config") or {}).get("metrics", {}).get("relevance_level", 1)
+        meta = dict(
+            retriever=str(doc["retriever"]),
+            corpus=str(doc["corpus"]),
+            checksum=str(doc["benchmark"]["checksum"]),
+            depth=int(doc["depth"]),
+            relevance_level=int(level),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise HarnessError(f"{metrics_file}: missing or bad field {exc}; rerun that cell") from None
+    query_ids, strata, values = _read_per_query(per_query_file)
+    if len(query_ids) != doc["benchmark"].get("n_queries"):
+        raise HarnessError(
+            f"{per_query_file}: {len(query_ids)} rows but metrics.json says "
+            f"{doc['benchmark'].get('n_queries')} queries; the folder is damaged, rerun that cell"
+        )
+    return Cell(path, **meta, query_ids=query_ids, strata=strata, values=values, doc=doc)
+
+
+def _read_per_query(path: Path):
+    text = path.read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or rows[0][:1] != ["query_id"] or "n_groups" not in rows[0]:
+        raise HarnessError(f"{path}: header must start with query_id and hold n_groups")
+    header = rows[0]
+    split = header.index("n_groups")
+    strata_names, metric_names = header[1:split], header[split + 1 :]
+    query_ids: list[str] = []
+    labels: dict[str, list[str]] = {s: [] for s in strata_names}
+    columns: list[list[float]] = [[] for _ in metric_names]
+    for no, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise HarnessError(f"{path}:{no}: {len(row)} fields, header has {len(header)}")
+        query_ids.append(row[0])
+        for s, v in zip(strata_names, row[1:split]):
+            labels[s].append(v)
+        for col, v in zip(columns, row[split + 1 :]):
+            try:
+                col.append(float(v))
+            except ValueError:
+                raise HarnessError(f"{path}:{no}: value '{v}' is not a number") from None
+    values = {m: np.asarray(c, dtype=np.float64) for m, c in zip(metric_names, columns)}
+    return tuple(query_ids), {s: tuple(v) for s, v in labels.items()}, values

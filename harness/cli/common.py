@@ -1,0 +1,87 @@
+"""What every command shares: the one error guard (one `error:` line, exit 2, no traceback),
+the argument parser that reports through it, and the notes logger on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
+
+from harness.core.errors import HarnessError
+
+T = TypeVar("T")
+
+
+def fail(message: str) -> NoReturn:
+    """Print one error line and exit with status 2 (bad input)."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """fn(*args, **kwargs), with bad input (a HarnessError, or OmegaConf's errors such as a
+    missing mandatory value) turned into one `error:` line and exit status 2."""
+    try:
+        return fn(*args, **kwargs)
+    except HarnessError as exc:
+        fail(str(exc))
+    except Exception as exc:  # MissingMandatoryValue and friends from OmegaConf
+        if type(exc).__module__.startswith("omegaconf"):
+            fail(_omegaconf_message(exc))
+        raise
+
+
+def _omegaconf_message(exc: Exception) -> str:
+    first = str(exc).splitlines()[0]
+    key = getattr(exc, "full_key", None)
+    if "Missing mandatory value" in first and key:
+        return f"{key} is required; set it on the command line, e.g. {key}=/path/to/data"
+    return first
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose usage errors take the same road as every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        raise HarnessError(f"{message} (see {self.prog} --help)")
+
+
+def notes_to_stderr() -> None:
+    """The `harness` logger's INFO records go to stderr as `note: ...` lines (commands that
+    Hydra does not start; Hydra's job logging config does the same for the others)."""
+    log = logging.getLogger("harness")
+    if not any(getattr(h, "_harness", False) for h in log.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("note: %(message)s"))
+        handler._harness = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def split_flags(
+    argv: Sequence[str], flags: Sequence[str], values: Sequence[str] = ()
+) -> tuple[list[str], dict[str, Any]]:
+    """Take a command's own switches out of Hydra's argv. A flag is accepted as `--name` or
+    `name=true|false`, a value as `name=VALUE`; returns the rest and what was found."""
+    found: dict[str, Any] = {}
+    rest: list[str] = []
+    for arg in argv:
+        key, eq, value = arg.partition("=")
+        if arg.startswith("--") and arg[2:] in flags:
+            found[arg[2:]] = True
+        elif eq and key in flags:
+            if value.lower() not in ("true", "false"):
+                raise HarnessError(f"{key} must be true or false, got '{value}'")
+            found[key] = value.lower() == "true"
+        elif eq and key in values:
+            found[key] = value
+        else:
+            rest.append(arg)
+    return rest, found
+
+
+def wants_help(argv: Sequence[str]) -> bool:
+    return any(a in ("--help", "-h") for a in argv)

@@ -1,0 +1,125 @@
+"""Where the Hydra config tree lives, its schema, and the checks run on command-line overrides."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hydra import compose, initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import OverrideType
+from omegaconf import DictConfig
+
+from harness.core.confs import register
+from harness.core.errors import ConfigError, did_you_mean, unknown_name
+from harness.core.paths import conf_dir, group_options
+
+GROUPS = ("retriever", "corpus", "metrics", "extractor", "experiment")
+
+
+# Hydra's own flags that take a value; and those after which no job runs, or that point
+# Hydra at another config (the check below composes this package's config, so it stands aside).
+_VALUE_FLAGS = {"--cfg", "-c", "--package", "-p"}
+_UNCHECKED_FLAGS = {
+    *("--help", "-h", "--hydra-help", "--version", "--shell-completion", "-sc", "--info", "-i"),
+    *("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd"),
+    "--experimental-rerun",
+}
+
+
+def override_args(argv: Sequence[str]) -> list[str] | None:
+    """The override arguments among Hydra's command line; None when they are not to be checked."""
+    out: list[str] = []
+    skip_next = False
+    for arg in argv:
+        if skip_next:
+            skip_next = False
+        elif arg.split("=")[0] in _UNCHECKED_FLAGS:
+            return None
+        elif arg in _VALUE_FLAGS:
+            skip_next = True
+        elif not arg.startswith("-"):
+            out.append(arg)
+    return out
+
+
+_PREFIX = {OverrideType.ADD: "+", OverrideType.FORCE_ADD: "++", OverrideType.DEL: "~"}
+
+
+def check_overrides(argv: Sequence[str]) -> None:
+    """Fail early with one clear line on a bad override: an unknown group choice or key
+    (with a did-you-mean), or a value of the wrong type. Sweeps are checked on every
+    group choice and on the first value of every other key."""
+    args = override_args(argv)
+    if args is None:
+        return
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+    except Exception as exc:  # Hydra's grammar errors
+        raise ConfigError(f"cannot parse the overrides: {_one_line(exc)}") from None
+    groups, others = [], []
+    for o in parsed:
+        key = o.key_or_group
+        if key == "hydra/launcher" and o.type != OverrideType.DEL:
+            options = sorted({"basic", *group_options("hydra/launcher")})
+            choice = o.get_value_element_as_str()
+            if choice not in options:
+                raise unknown_name("hydra/launcher", choice, options, f"fix '{o.input_line}'")
+        if key.split(".")[0].split("/")[0] == "hydra":
+            continue
+        values = list(o.sweep_string_iterator()) if o.is_sweep_override() else None
+        if key in GROUPS and o.type != OverrideType.DEL:
+            options = group_options(key)
+            for choice in values or [o.get_value_element_as_str()]:
+                if choice not in options:
+                    raise unknown_name(
+                        key,
+                        choice,
+                        options,
+                        f"add conf/{key}/{choice}.yaml or fix '{o.input_line}'",
+                    )
+        first = f"{_PREFIX.get(o.type, '')}{key}={values[0]}" if values else o.input_line
+        (groups if key in GROUPS else others).append((o, first))
+    register()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        try:
+            compose(config_name="config", overrides=[f for _, f in groups + others])
+            return
+        except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
+            failure = _one_line(exc)
+        # Only on failure: compose the group choices alone to name an unknown key precisely.
+        try:
+            base = compose(config_name="config", overrides=[f for _, f in groups])
+        except Exception:
+            raise ConfigError(failure) from None
+        for o, _ in others:
+            if o.type == OverrideType.CHANGE:
+                _check_key(base, o.key_or_group)
+    raise ConfigError(failure)
+
+
+def _check_key(cfg: DictConfig, dotted: str) -> None:
+    node: Any = cfg
+    walked: list[str] = []
+    for part in dotted.split("."):
+        # keys(), not `in`: OmegaConf's `in` is False for a key whose value is ??? (missing).
+        if not isinstance(node, DictConfig) or part not in node.keys():
+            where = ".".join(walked)
+            valid = list(node.keys()) if isinstance(node, DictConfig) else []
+            raise ConfigError(
+                f"unknown config key '{dotted}'{did_you_mean(part, valid)}; "
+                f"keys under {where or 'the top level'}: {', '.join(map(str, valid)) or 'none'}; "
+                f"use +{dotted}=... to add a new key"
+            )
+        node = node._get_node(part)  # the node itself: reading a ??? value would raise
+        walked.append(part)
+
+
+def _one_line(exc: Exception) -> str:
+    """Hydra/OmegaConf messages span lines of detail; keep the informative ones, joined."""
+    skip = ("full_key", "reference_type", "object_type", "Set the environment variable")
+    lines: list[str] = []
+    while exc is not None:
+        lines += [ln.strip() for ln in str(exc).splitlines()]
+        exc = exc.__cause__
+    return "; ".join(dict.fromkeys(ln for ln in lines if ln and not ln.startswith(skip)))

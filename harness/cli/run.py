@@ -1,0 +1,39 @@
+"""`python -m harness retriever=... corpus=...`: score a retriever on a benchmark (Hydra CLI)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from harness.cli.common import split_flags
+from harness.cli.hydra_app import launch
+
+log = logging.getLogger("harness")
+
+
+def run(cfg: dict[str, Any]) -> None:
+    """One cell from the resolved config: compute (or reuse) it and print its tables."""
+    from harness.cell.execute import run_cell
+    from harness.report.semantic import render
+    from harness.report.terminal import table
+
+    result = run_cell(cfg)
+    for note in result.notes:
+        log.info(note)
+    print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
+    print(table(result.aggregated, result.metric_names, skip=("cluster",)))
+    print(render(result.aggregated, result.variance, result.semantic, result.metric_names))
+    if result.strata_hint:
+        print(f"\n({result.strata_hint})")
+    if result.cell_dir is not None:
+        print(f"results: {result.cell_dir}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry (`harness ...` and `python -m harness ...`)."""
+    args = sys.argv[1:] if argv is None else argv
+    # --force is the spelling the other commands share; here it is the config key force=true
+    args = [("force=true" if a == "--force" else a) for a in args]
+    args, _ = split_flags(args, ())
+    launch(run, args)

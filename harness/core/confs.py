@@ -1,0 +1,91 @@
+"""The config schema (Hydra structured configs) and the named configs of conf/
+(conf/<group>/<name>.yaml), for the Python API and for commands that pick a config by name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.core.errors import unknown_name
+from harness.core.paths import conf_dir, group_options
+
+MISSING = "???"  # OmegaConf's mandatory value (omegaconf.MISSING), without importing it here
+
+
+def named_config(group: str, name: str, overrides: Mapping[str, Any] | None = None) -> dict:
+    """conf/<group>/<name>.yaml as Hydra composes it (its defaults list included), as a plain
+    dict, with `overrides` merged in (nested dicts key by key)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    if name not in group_options(group):
+        raise unknown_name(group, name, group_options(group), f"add conf/{group}/{name}.yaml")
+    register()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        cfg = compose(config_name="config", overrides=[f"{group}={name}"])
+    node = OmegaConf.merge(cfg[group], OmegaConf.create(dict(overrides or {})))
+    return OmegaConf.to_container(node, resolve=True)
+
+
+@dataclass
+class MetricsConf:
+    names: list[str] = field(default_factory=lambda: ["coverage", "perfrecall", "ndcg", "mrr"])
+    k: list[int] = field(default_factory=lambda: [5, 10])
+    relevance_level: int = 1
+
+
+@dataclass
+class StatsConf:
+    bootstrap: int = 1000  # resamples for the CI of every mean in metrics.json; 0 = none
+    confidence: float = 0.95
+    seed: int = 0
+
+
+@dataclass
+class RetrievalConf:
+    depth: int = 100
+
+
+@dataclass
+class ResultsConf:
+    dir: str = "results"
+    write: bool = True
+
+
+@dataclass
+class StrataConf:
+    mode: str = "auto"  # auto: use the strata file if it exists; build: build it if missing; off
+    dir: str = "${results.dir}/strata"
+    embedder: str = "minilm"  # a dense retriever config, used to embed entities
+    resolution: float = 1.0  # Leiden γ
+    k: int = 50
+    tau: float = 0.5
+    seed: int = 0
+    min_queries: int = 5  # the worst cluster is taken among clusters with this many queries
+    scc_min: int = 5  # SCC counts chunks of clusters touched by more than this many queries
+
+
+@dataclass
+class HarnessConf:
+    """Top-level schema: a typo or wrong type in these keys fails at composition."""
+
+    retriever: Any = MISSING
+    corpus: Any = MISSING
+    extractor: Any = MISSING
+    strata: StrataConf = field(default_factory=StrataConf)
+    metrics: MetricsConf = field(default_factory=MetricsConf)
+    retrieval: RetrievalConf = field(default_factory=RetrievalConf)
+    results: ResultsConf = field(default_factory=ResultsConf)
+    stats: StatsConf = field(default_factory=StatsConf)
+    device: Any = "auto"  # auto | cpu | cuda | cuda:N | [cuda:0, cuda:1] (dense encoders)
+    cache: bool = True  # embedding cache for dense retrievers
+    cache_dir: str | None = None  # null: $HARNESS_CACHE_DIR/embeddings or ~/.cache/...
+    force: bool = False  # recompute a cell even when results/ has it with the same config
+
+
+def register() -> None:
+    """Register the schema with Hydra's ConfigStore (config.yaml lists it first in defaults)."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(name="harness_schema", node=HarnessConf)

@@ -1,0 +1,129 @@
+"""Run files: read a TREC run (`qid Q0 docid rank score tag`) or a JSON run
+(`{"qid": {"docid": score}}`) into per-query scores, validated line by line."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from harness.core.errors import BenchmarkError, ConfigError
+
+FORMATS = ("auto", "trec", "json")
+
+
+def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
+    """qid -> {chunk id: score}, read and validated; errors name the file and line."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"retriever.format is '{fmt}'; valid: {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise BenchmarkError(f"run file not found: {path} (from retriever.path); check the path")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BenchmarkError(
+            f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
+    if fmt == "auto":
+        json_like = path.suffix.lower() == ".json" or text.lstrip()[:1] in ("{", "[")
+        fmt = "json" if json_like else "trec"
+    scores = _read_json(path, text) if fmt == "json" else _read_trec(path, text)
+    if not scores:
+        raise BenchmarkError(f"{path}: the run holds no results; is it the right file?")
+    return scores
+
+
+def _read_trec(path: Path, text: str) -> dict[str, dict[str, float]]:
+    scores: dict[str, dict[str, float]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for no, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        where = f"{path}:{no}"
+        if len(fields) != 6:
+            raise BenchmarkError(
+                f"{where}: expected 6 fields 'qid Q0 docid rank score tag', found "
+                f"{len(fields)}: '{_short(line)}'"
+            )
+        qid, _, doc, rank, score, _ = fields
+        try:
+            int(rank)
+        except ValueError:
+            raise BenchmarkError(f"{where}: rank '{rank}' is not an integer") from None
+        value = _score(score, where)
+        key = (qid, doc)
+        if key in first_line:
+            raise BenchmarkError(
+                f"{where}: chunk '{doc}' appears twice for query '{qid}' (first at line "
+                f"{first_line[key]}); a run lists each chunk once per query"
+            )
+        first_line[key] = no
+        scores.setdefault(qid, {})[doc] = value
+    return scores
+
+
+def _read_json(path: Path, text: str) -> dict[str, dict[str, float]]:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BenchmarkError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); expected "
+            '{"qid": {"docid": score}}'
+        ) from None
+    if not isinstance(raw, dict):
+        raise BenchmarkError(f'{path}: expected a JSON object {{"qid": {{"docid": score}}}}')
+    scores: dict[str, dict[str, float]] = {}
+    for qid, docs in raw.items():
+        if not isinstance(docs, dict):
+            raise BenchmarkError(
+                f"{path}: query '{qid}' maps to {type(docs).__name__}, expected an object "
+                '{"docid": score}'
+            )
+        scores[qid] = {}
+        for doc, score in docs.items():
+            where = f"{path}: query '{qid}', chunk '{doc}'"
+            if isinstance(score, bool) or not isinstance(score, (int, float, str)):
+                raise BenchmarkError(f"{where}: score {_short(repr(score))} is not a number")
+            scores[qid][doc] = _score(str(score), where)
+    return scores
+
+
+def _score(text: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise BenchmarkError(f"{where}: score '{_short(text)}' is not a number") from None
+    if not math.isfinite(value):
+        raise BenchmarkError(f"{where}: score '{text}' is not finite")
+    return value
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def trec_lines(run, query_ids, tag: str) -> str:
+    """TREC run text (qid Q0 docid rank score tag) for `query_ids` in that order; ids with
+    white space cannot be written in this format and are refused."""
+    from harness.core.errors import HarnessError
+
+    lines = []
+    for qid in query_ids:
+        ranking = run[qid]
+        for rank, (cid, score) in enumerate(zip(ranking.ids, ranking.scores), start=1):
+            lines.append(f"{qid} Q0 {cid} {rank} {score!r} {tag}")
+    bad = [x for x in (tag, *query_ids) if not x or _has_space(x)]
+    if not bad:
+        bad = [c for qid in query_ids for c in run[qid].ids if _has_space(c)][:1]
+    if bad:
+        raise HarnessError(
+            f"cannot write a TREC run: id '{bad[0]}' contains white space, which TREC format "
+            f"cannot hold; rename it (in the benchmark, or the run's name)"
+        )
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _has_space(text: str) -> bool:
+    return any(c.isspace() for c in text)

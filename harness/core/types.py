@@ -1,0 +1,196 @@
+"""Core immutable types: chunks, queries with grouped gold, benchmarks and canonical runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+
+from harness.core.errors import BenchmarkError
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One retrievable unit of the corpus."""
+
+    chunk_id: str
+    text: str
+    title: str = ""
+
+    @property
+    def index_text(self) -> str:
+        """Text a retriever indexes: the title (when there is one) followed by the body."""
+        return f"{self.title} {self.text}" if self.title else self.text
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query and its redundancy-aware gold: each group is one required piece of information."""
+
+    query_id: str
+    text: str
+    groups: tuple[frozenset[str], ...]
+    qrels: Mapping[str, int] | None = None
+    answer: str | None = None
+
+    @property
+    def hop(self) -> int:
+        """Hop depth: the number of gold groups."""
+        return len(self.groups)
+
+    @property
+    def judgments(self) -> Mapping[str, int]:
+        """Graded judgments for the standard metrics: the qrels when the benchmark has them,
+        else grade 1 for every member of every gold group."""
+        if self.qrels is not None:
+            return self.qrels
+        return {chunk: 1 for g in self.groups for chunk in sorted(g)}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A corpus plus queries, with the checksum of the data it was loaded from."""
+
+    name: str
+    corpus: Mapping[str, Chunk]
+    queries: tuple[Query, ...]
+    checksum: str
+    source: str
+    metadata: Mapping[str, object] = field(default_factory=dict)
+
+    @cached_property
+    def vocab(self) -> dict[str, int]:
+        """Chunk id -> position in the corpus: the integer codes rankings may carry."""
+        return {cid: i for i, cid in enumerate(self.corpus)}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One query's canonical ranked list: parallel tuples of chunk ids and scores.
+
+    `codes` optionally holds each chunk's position in the corpus (Benchmark.vocab), which
+    lets the standard metrics match judgments without string lookups."""
+
+    ids: tuple[str, ...]
+    scores: tuple[float, ...]
+    codes: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+
+_EMPTY = Ranking((), ())
+
+
+def canonical(
+    pairs: Iterable[tuple[str, float]] | Mapping[str, float],
+    depth: int,
+    vocab: Mapping[str, int] | None = None,
+) -> Ranking:
+    """Order (chunk_id, score) pairs by score descending, ties by chunk id descending; cut at depth.
+
+    Takes pairs or a {chunk_id: score} mapping. Duplicate ids keep their highest score, so a
+    chunk occupies one rank. With `vocab` (every id must be in it) the ranking carries codes.
+    """
+    if isinstance(pairs, Mapping):
+        best = pairs
+    else:
+        best = {}
+        for chunk_id, score in pairs:
+            if chunk_id not in best or score > best[chunk_id]:
+                best[chunk_id] = score
+    if any(s != s for s in best.values()):  # only NaN differs from itself
+        bad = next(k for k, s in best.items() if s != s)
+        raise ValueError(f"score of '{bad}' is NaN")
+    # Two stable sorts, each on one key (fast paths in CPython): chunk id descending, then
+    # score descending, which keeps tied chunks in id order. Python compares str by code
+    # point, which is UTF-8 byte order (trec_eval's rule).
+    ids = sorted(best, reverse=True)
+    ids.sort(key=best.__getitem__, reverse=True)
+    del ids[depth:]
+    codes = None if vocab is None else np.fromiter(map(vocab.__getitem__, ids), np.int64)
+    return Ranking(tuple(ids), tuple(float(best[i]) for i in ids), codes)
+
+
+class Run:
+    """Per-query canonical rankings produced by one retriever; sorted once, at construction."""
+
+    def __init__(self, name: str, rankings: Mapping[str, Ranking], depth: int):
+        self.name = name
+        self.depth = depth
+        self._rankings = MappingProxyType(dict(rankings))
+
+    @classmethod
+    def from_scores(
+        cls,
+        name: str,
+        scores: Mapping[str, Iterable[tuple[str, float]] | Mapping[str, float]],
+        depth: int,
+        vocab: Mapping[str, int] | None = None,
+    ) -> Run:
+        """Build a run from unordered (chunk_id, score) pairs, or {chunk_id: score}, per query;
+        with the benchmark's `vocab` the rankings carry corpus codes."""
+        rankings = {qid: canonical(pairs, depth, vocab) for qid, pairs in scores.items()}
+        return cls(name, rankings, depth)
+
+    @classmethod
+    def from_dict(
+        cls,
+        scores: Mapping[str, Mapping[str, float]],
+        *,
+        name: str = "run",
+        depth: int | None = None,
+    ) -> Run:
+        """A run from `{query_id: {chunk_id: score}}` (any order; canonical order is made here).
+        `depth` cuts each list (None: keep every chunk)."""
+        if not isinstance(scores, Mapping):
+            raise BenchmarkError(
+                f"a run must be a mapping {{query_id: {{chunk_id: score}}}}, got "
+                f"{type(scores).__name__}"
+            )
+        for qid, docs in scores.items():
+            if not isinstance(docs, Mapping):
+                raise BenchmarkError(
+                    f"run query '{qid}' maps to {type(docs).__name__}, expected {{chunk_id: score}}"
+                )
+        if depth is None:
+            depth = max((len(d) for d in scores.values()), default=0) or 1
+        return cls.from_scores(name, scores, depth)
+
+    @classmethod
+    def from_trec(
+        cls, path: str | Path, *, name: str | None = None, depth: int | None = None
+    ) -> Run:
+        """A run read from a TREC run file (or a JSON run); the name defaults to the file's stem."""
+        from harness.core.runio import read_run
+
+        path = Path(path).expanduser()
+        return cls.from_dict(read_run(path), name=name or path.stem, depth=depth)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """`{query_id: {chunk_id: score}}` in canonical order."""
+        return {q: dict(zip(r.ids, r.scores)) for q, r in self._rankings.items()}
+
+    def to_trec(self, path: str | Path, *, tag: str | None = None) -> Path:
+        """Write the run as a TREC run file (full-precision scores, canonical order), atomically."""
+        from harness.core.files import write_text_atomic
+        from harness.core.runio import trec_lines
+
+        path = Path(path).expanduser()
+        write_text_atomic(path, trec_lines(self, self.query_ids(), tag or self.name))
+        return path
+
+    def __getitem__(self, query_id: str) -> Ranking:
+        """The query's ranking; an empty one for a query the retriever returned nothing for."""
+        return self._rankings.get(query_id, _EMPTY)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._rankings
+
+    def __len__(self) -> int:
+        return len(self._rankings)
+
+    def query_ids(self) -> list[str]:
+        """Query ids present in the run, in insertion order."""
+        return list(self._rankings)

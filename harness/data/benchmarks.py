@@ -1,0 +1,279 @@
+"""Load and validate benchmarks: RedQA JSON files, BEIR folders and the packaged demo."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import BenchmarkError, ConfigError
+from harness.core.paths import data_dir
+from harness.core.types import Benchmark, Chunk, Query
+from harness.data import download as datasets
+
+PACKAGED_DIR = Path(__file__).parent
+FORMATS = ("redqa", "beir")
+
+
+def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
+    """Load the benchmark a `corpus` config describes, downloading and verifying it if pinned."""
+    fmt = cfg.get("format")
+    if fmt not in FORMATS:
+        raise ConfigError(f"corpus.format is '{fmt}'; valid: {', '.join(FORMATS)}")
+    path = _resolve_path(cfg)
+    name = cfg.get("name") or _default_name(path)
+    if fmt == "redqa":
+        bench = load_redqa(path, name=name)
+    else:
+        bench = load_beir(path, name=name, split=cfg.get("split") or "test")
+    if cfg.get("git_blob_sha1"):
+        bench = replace(bench, metadata={**bench.metadata, "git_blob_sha1": cfg["git_blob_sha1"]})
+    return bench
+
+
+def _default_name(path: Path) -> str:
+    return path.stem if path.is_file() else path.name
+
+
+def _resolve_path(cfg: Mapping[str, Any]) -> Path:
+    """The local file or folder to read: an explicit path, the packaged demo, or the data dir."""
+    pinned = cfg.get("git_blob_sha1")
+    if cfg.get("path"):
+        path = Path(str(cfg["path"])).expanduser()
+        if not path.exists():
+            raise BenchmarkError(f"benchmark not found: {path} (from corpus.path); check the path")
+        if pinned:
+            datasets.verify(path, pinned, "corpus.path must point to the pinned file")
+        return path
+    if cfg.get("packaged"):
+        return PACKAGED_DIR / str(cfg["packaged"])
+    if not cfg.get("file"):
+        raise ConfigError(
+            f"corpus '{cfg.get('name')}' needs a path: set corpus.path=/path/to/benchmark"
+        )
+    path = data_dir() / str(cfg["file"])
+    if path.exists():
+        if pinned:
+            datasets.verify(path, pinned, f"delete {path} to download it again")
+        return path
+    if not (cfg.get("url") and pinned):
+        raise BenchmarkError(f"benchmark not found: {path}; set corpus.path or HARNESS_DATA_DIR")
+    return datasets.fetch(str(cfg["url"]), path, pinned)
+
+
+# ---------------------------------------------------------------- RedQA JSON
+
+
+def load_redqa(path: Path, *, name: str) -> Benchmark:
+    """Read a RedQA-format JSON file (`queries[].gold_chunk_groups`, `corpus{id:{content}}`)."""
+    if not path.is_file():
+        raise BenchmarkError(f"benchmark file not found: {path}")
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BenchmarkError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise BenchmarkError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    if not isinstance(data, dict):
+        raise BenchmarkError(f"{path}: top level must be an object with 'queries' and 'corpus'")
+    corpus = _redqa_corpus(path, data.get("corpus"))
+    raw_queries = data.get("queries")
+    if not isinstance(raw_queries, list):
+        raise BenchmarkError(
+            f"{path}: 'queries' must be a list (found {type(raw_queries).__name__})"
+        )
+    queries = tuple(_redqa_query(path, i, q, corpus) for i, q in enumerate(raw_queries))
+    _check_unique(path, queries)
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    return Benchmark(
+        name=name,
+        corpus=corpus,
+        queries=queries,
+        checksum="sha256:" + hashlib.sha256(raw).hexdigest(),
+        source=str(path),
+        metadata={"format": "redqa", "file_metadata": meta},
+    )
+
+
+def _redqa_corpus(path: Path, raw: Any) -> dict[str, Chunk]:
+    if not isinstance(raw, dict) or not raw:
+        raise BenchmarkError(f"{path}: 'corpus' must be a non-empty object of chunk_id -> chunk")
+    corpus = {}
+    for cid, entry in raw.items():
+        text = entry.get("content") if isinstance(entry, dict) else None
+        if not isinstance(text, str):
+            raise BenchmarkError(
+                f"{path}: corpus chunk '{cid}' needs a string 'content' field "
+                f"(found {type(text).__name__})"
+            )
+        corpus[cid] = Chunk(cid, text)
+    return corpus
+
+
+def _redqa_query(path: Path, i: int, q: Any, corpus: Mapping[str, Chunk]) -> Query:
+    where = f"{path}: queries[{i}]"
+    if not isinstance(q, dict):
+        raise BenchmarkError(f"{where} must be an object")
+    qid = q.get("query_id")
+    if not isinstance(qid, str) or not qid:
+        raise BenchmarkError(f"{where} needs a non-empty string 'query_id'")
+    where = f"{path}: query '{qid}' (queries[{i}])"
+    text = q.get("question")
+    if not isinstance(text, str) or not text.strip():
+        raise BenchmarkError(f"{where} needs a non-empty 'question' (found {text!r})")
+    raw_groups = q.get("gold_chunk_groups")
+    if not isinstance(raw_groups, list) or not all(
+        isinstance(g, list) and g and all(isinstance(c, str) for c in g) for g in raw_groups
+    ):
+        raise BenchmarkError(
+            f"{where}: 'gold_chunk_groups' must be a list of non-empty lists of chunk ids "
+            f"(found {_short(raw_groups)}); use [] for a query without gold"
+        )
+    for group in raw_groups:
+        for cid in group:
+            if cid not in corpus:
+                raise BenchmarkError(f"{where}: gold chunk '{cid}' is not in the corpus")
+    answer = q.get("answer")
+    return Query(
+        query_id=qid,
+        text=text,
+        groups=tuple(frozenset(g) for g in raw_groups),
+        answer=answer if isinstance(answer, str) else None,
+    )
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value) if value is not None else "nothing"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_unique(path: Path, queries: tuple[Query, ...]) -> None:
+    seen: set[str] = set()
+    for q in queries:
+        if q.query_id in seen:
+            raise BenchmarkError(f"{path}: duplicate query_id '{q.query_id}'; ids must be unique")
+        seen.add(q.query_id)
+
+
+# ---------------------------------------------------------------- BEIR folder
+
+
+def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
+    """Read a BEIR folder; each judged chunk with grade > 0 becomes its own one-chunk group."""
+    if not folder.is_dir():
+        raise BenchmarkError(f"BEIR folder not found: {folder}")
+    digest = hashlib.sha256()
+    corpus_rows = _jsonl(folder / "corpus.jsonl", digest)
+    corpus: dict[str, Chunk] = {}
+    for line_no, row in corpus_rows:
+        cid = _field(folder / "corpus.jsonl", line_no, row, "_id")
+        text = row.get("text")
+        if not isinstance(text, str):
+            raise BenchmarkError(f"{folder / 'corpus.jsonl'}:{line_no}: 'text' must be a string")
+        if cid in corpus:
+            raise BenchmarkError(f"{folder / 'corpus.jsonl'}:{line_no}: duplicate _id '{cid}'")
+        corpus[cid] = Chunk(cid, text, str(row.get("title") or ""))
+    if not corpus:
+        raise BenchmarkError(f"{folder / 'corpus.jsonl'}: the corpus is empty")
+    texts: dict[str, str] = {}
+    for line_no, row in _jsonl(folder / "queries.jsonl", digest):
+        qid = _field(folder / "queries.jsonl", line_no, row, "_id")
+        text = row.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise BenchmarkError(f"{folder / 'queries.jsonl'}:{line_no}: query '{qid}' has no text")
+        texts[qid] = text
+    qrels = _beir_qrels(folder, split, digest, corpus, texts)
+    queries = tuple(
+        Query(
+            query_id=qid,
+            text=texts[qid],
+            groups=tuple(frozenset([cid]) for cid, grade in judged.items() if grade > 0),
+            qrels=judged,
+        )
+        for qid, judged in qrels.items()
+    )
+    return Benchmark(
+        name=name,
+        corpus=corpus,
+        queries=queries,
+        checksum="sha256:" + digest.hexdigest(),
+        source=str(folder),
+        metadata={
+            "format": "beir",
+            "split": split,
+            "queries_in_file": len(texts),
+            "queries_without_judgments_in_split": len(texts) - len(queries),
+        },
+    )
+
+
+def _jsonl(path: Path, digest: Any) -> list[tuple[int, dict]]:
+    if not path.is_file():
+        raise BenchmarkError(f"BEIR file not found: {path}")
+    raw = path.read_bytes()
+    digest.update(path.name.encode() + b"\0" + raw)
+    rows = []
+    for line_no, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BenchmarkError(f"{path}:{line_no}: invalid JSON: {exc.msg}") from None
+        if not isinstance(row, dict):
+            raise BenchmarkError(f"{path}:{line_no}: each line must be a JSON object")
+        rows.append((line_no, row))
+    return rows
+
+
+def _field(path: Path, line_no: int, row: dict, key: str) -> str:
+    value = row.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value:
+        raise BenchmarkError(f"{path}:{line_no}: missing '{key}'")
+    return value
+
+
+def _beir_qrels(
+    folder: Path, split: str, digest: Any, corpus: Mapping[str, Chunk], texts: Mapping[str, str]
+) -> dict[str, dict[str, int]]:
+    path = folder / "qrels" / f"{split}.tsv"
+    if not path.is_file():
+        found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        raise BenchmarkError(
+            f"qrels file not found: {path}; splits found: {', '.join(found) or 'none'} "
+            f"(set corpus.split)"
+        )
+    raw = path.read_bytes()
+    digest.update(b"qrels/" + path.name.encode() + b"\0" + raw)
+    qrels: dict[str, dict[str, int]] = {}
+    for line_no, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+        parts = line.split("\t") if "\t" in line else line.split()
+        if not parts or not line.strip():
+            continue
+        if line_no == 1 and parts[0] == "query-id":
+            continue
+        if len(parts) != 3:
+            raise BenchmarkError(
+                f"{path}:{line_no}: expected 'query-id corpus-id score', found {line!r}"
+            )
+        qid, cid, grade_text = parts
+        try:
+            grade = int(grade_text)
+        except ValueError:
+            raise BenchmarkError(
+                f"{path}:{line_no}: score '{grade_text}' is not an integer"
+            ) from None
+        if qid not in texts:
+            raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
+        if cid not in corpus:
+            raise BenchmarkError(f"{path}:{line_no}: chunk '{cid}' is not in corpus.jsonl")
+        qrels.setdefault(qid, {})[cid] = grade
+    return qrels

@@ -1,0 +1,84 @@
+"""Where benchmark files live, how they are downloaded, and how they are verified."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from harness.core.errors import BenchmarkError, ChecksumError
+
+log = logging.getLogger("harness.data")
+
+_CHUNK = 1 << 20
+
+
+def git_blob_sha1(path: Path) -> str:
+    """Git's blob id of a file: sha1 of b'blob <size>\\0' + content."""
+    h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with open(path, "rb") as f:
+        while block := f.read(_CHUNK):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 of a file's bytes, hex."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(_CHUNK):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify(path: Path, expected_blob_sha1: str, how_to_fix: str) -> None:
+    """Raise ChecksumError unless the file's git blob SHA-1 is the pinned one."""
+    got = git_blob_sha1(path)
+    if got != expected_blob_sha1:
+        raise ChecksumError(
+            f"checksum mismatch for {path}: git blob SHA-1 is {got}, "
+            f"expected {expected_blob_sha1}; {how_to_fix}"
+        )
+
+
+def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) -> Path:
+    """Download url to dest, verifying the git blob SHA-1 before the file appears at dest.
+
+    The bytes go to a temporary file beside dest and are renamed into place only
+    once verified, so an interrupted or corrupt download never leaves a file behind.
+    """
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BenchmarkError(
+            f"cannot create the data directory {dest.parent} ({exc.strerror}); "
+            f"set HARNESS_DATA_DIR to a writable folder"
+        ) from None
+    log.info(f"downloading {url} -> {dest}")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as resp:
+                    while block := resp.read(_CHUNK):
+                        out.write(block)
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                reason = getattr(exc, "reason", None) or exc
+                raise BenchmarkError(
+                    f"could not download {url}: {reason}; without network, place the file at "
+                    f"{dest} (or set HARNESS_DATA_DIR to a folder that holds it)"
+                ) from None
+        verify(
+            tmp,
+            expected_blob_sha1,
+            f"the download from {url} is not the pinned file; check corpus.url",
+        )
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest

@@ -1,0 +1,265 @@
+"""`python -m harness.compare BASELINE CANDIDATE...`: paired comparison and CI regression gate.
+
+Reads result folders, aligns queries by id, and for every metric, overall and per stratum,
+reports baseline, candidate, delta with a bootstrap CI, randomization and t-test p-values,
+Holm-adjusted over the gated tests, and a verdict. Exit 1 when a gated metric drops by more
+than --max-drop points with Holm p < --alpha; 0 otherwise; 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from harness.cell.store import Cell
+from harness.core.errors import HarnessError, did_you_mean
+from harness.core.labels import label_order
+from metrics import stats
+
+
+@dataclass(frozen=True)
+class Row:
+    """One paired test: a candidate against the baseline on one metric in one stratum."""
+
+    candidate: int  # index into the cells; 0 is the baseline
+    metric: str
+    stratum: str
+    result: stats.Paired
+    gated: bool  # counts towards Holm and the exit code
+    p_holm: float = math.nan
+    verdict: str = ""
+
+
+@dataclass(frozen=True)
+class Options:
+    metrics: list[str] | None
+    max_drop: float  # points (percent)
+    alpha: float
+    min_queries: int
+    permutations: int
+    bootstrap: int
+    seed: int
+
+
+def check_comparable(cells: Sequence[Cell]) -> None:
+    """Refuse cells of different benchmarks, data versions, query sets or relevance levels."""
+    base = cells[0]
+    for c in cells[1:]:
+        if c.corpus != base.corpus:
+            raise HarnessError(
+                f"cannot compare different benchmarks: {base.path} is '{base.corpus}', "
+                f"{c.path} is '{c.corpus}'"
+            )
+        if c.checksum != base.checksum:
+            raise HarnessError(
+                f"benchmark checksums differ ({base.path}: {base.checksum[:19]}, {c.path}: "
+                f"{c.checksum[:19]}): the runs saw different data; rerun both on one version"
+            )
+        if set(c.query_ids) != set(base.query_ids):
+            raise HarnessError(
+                f"query ids differ between {base.path} and {c.path}; rerun both on one version"
+            )
+        if c.relevance_level != base.relevance_level:
+            raise HarnessError(
+                f"metrics.relevance_level differs ({base.path}: {base.relevance_level}, "
+                f"{c.path}: {c.relevance_level}); rerun with the same level"
+            )
+
+
+def select_metrics(cells: Sequence[Cell], wanted: Sequence[str] | None) -> list[str]:
+    """The metrics to compare: those asked for (each must be in every cell), else all shared."""
+    shared = [m for m in cells[0].values if all(m in c.values for c in cells[1:])]
+    if not wanted:
+        if not shared:
+            raise HarnessError("the result folders share no metric; rerun them with one metric set")
+        return shared
+    out = []
+    lookup = {m.lower(): m for m in shared}
+    for name in wanted:
+        if name.lower() not in lookup:
+            missing = [str(c.path) for c in cells if name.lower() not in map(str.lower, c.values)]
+            raise HarnessError(
+                f"metric '{name}' is not in {', '.join(missing) or 'every folder'}"
+                f"{did_you_mean(name.lower(), lookup)}; shared metrics: {', '.join(shared)}"
+            )
+        out.append(lookup[name.lower()])
+    return list(dict.fromkeys(out))
+
+
+def strata_of(cell: Cell) -> list[tuple[str, np.ndarray]]:
+    """('overall', all-true mask), then ('hop=2', mask), ... in display order."""
+    n = len(cell.query_ids)
+    out = [("overall", np.ones(n, dtype=bool))]
+    for strat, labels in cell.strata.items():
+        if strat == "cluster":  # dozens of small strata; --winrate compares across clusters
+            continue
+        arr = np.asarray(labels, dtype=object)
+        out += [(f"{strat}={lab}", arr == lab) for lab in label_order(list(labels))]
+    return out
+
+
+def compare_cells(cells: Sequence[Cell], opts: Options) -> tuple[list[str], list[Row]]:
+    """Every (candidate, metric, stratum) test with Holm-adjusted p-values and verdicts."""
+    check_comparable(cells)
+    metrics = select_metrics(cells, opts.metrics)
+    base = cells[0]
+    strata = strata_of(base)
+    rows: list[Row] = []
+    for ci, cand in enumerate(cells[1:], start=1):
+        order = {q: i for i, q in enumerate(cand.query_ids)}
+        align = np.array([order[q] for q in base.query_ids], dtype=np.int64)
+        for m in metrics:
+            a, b = base.values[m], cand.values[m][align]
+            for name, mask in strata:
+                r = stats.compare(
+                    a[mask],
+                    b[mask],
+                    permutations=opts.permutations,
+                    samples=opts.bootstrap,
+                    seed=opts.seed,
+                )
+                gated = r.n > 0 and (name == "overall" or r.n >= opts.min_queries)
+                rows.append(Row(ci, m, name, r, gated))
+    adjusted = iter(stats.holm([r.result.p_randomization for r in rows if r.gated]))
+    final = []
+    for r in rows:
+        p_holm = next(adjusted) if r.gated else math.nan
+        final.append(replace(r, p_holm=p_holm, verdict=_verdict(r, p_holm, opts)))
+    return metrics, final
+
+
+def _verdict(r: Row, p_holm: float, opts: Options) -> str:
+    if r.result.n == 0:
+        return "no data"
+    delta = 100 * r.result.delta
+    if not r.gated:
+        return f"not gated (n < {opts.min_queries})"
+    if p_holm < opts.alpha:
+        if delta < -opts.max_drop:
+            return "**REGRESSION**"
+        return "better" if delta > 0 else f"worse, within {opts.max_drop:.2f} points"
+    return "no significant change"
+
+
+def labels(cells: Sequence[Cell]) -> list[str]:
+    """Retriever names, or the folders when two cells share a name (main vs branch)."""
+    names = [c.retriever for c in cells]
+    return names if len(set(names)) == len(names) else [str(c.path) for c in cells]
+
+
+def regressions(rows: Sequence[Row]) -> list[Row]:
+    return [r for r in rows if r.verdict == "**REGRESSION**"]
+
+
+def _pct(x: float) -> str:
+    return "-" if math.isnan(x) else f"{100 * x:.2f}"
+
+
+def _signed(x: float) -> str:
+    return "-" if math.isnan(x) else f"{100 * x:+.2f}"
+
+
+def _p(x: float) -> str:
+    if math.isnan(x):
+        return "-"
+    return f"{x:.4f}" if x >= 1e-4 else "<0.0001"
+
+
+def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Options) -> str:
+    """The Markdown report: header, one table per candidate and metric, the gate's result."""
+    base = cells[0]
+    label = labels(cells)
+    n_gated = sum(r.gated for r in rows)
+    lines = [f"# Retrieval comparison: {base.corpus}", ""]
+    lines += ["| role | retriever | folder | depth |", "|---|---|---|---:|"]
+    for i, c in enumerate(cells):
+        role = "baseline" if i == 0 else "candidate"
+        lines.append(f"| {role} | {c.retriever} | `{c.path}` | {c.depth} |")
+    lines += [
+        "",
+        f"Benchmark `{base.corpus}`, checksum `{base.checksum}`, {len(base.query_ids)} queries, "
+        f"aligned by query id. Values are percentages; Δ = candidate − baseline in points, "
+        f"with its {opts.bootstrap:,}-resample paired bootstrap 95% CI. p: paired randomization "
+        f"test ({opts.permutations:,} sign flips, seed {opts.seed}) and paired t-test; Holm "
+        f"adjusts the randomization p over the {n_gated} gated tests. Gate: a drop of more than "
+        f"{opts.max_drop:.2f} points with Holm p < {opts.alpha:g}, overall and in strata with at "
+        f"least {opts.min_queries} queries.",
+    ]
+    if len({c.depth for c in cells}) > 1:
+        lines += ["", "Note: the folders were run at different retrieval depths."]
+    floor = n_gated / (opts.permutations + 1)
+    if floor >= opts.alpha:
+        lines += [
+            "",
+            f"Note: with {n_gated} gated tests and {opts.permutations:,} sign flips the smallest "
+            f"possible Holm p is {floor:.3f}, not below alpha {opts.alpha:g}: nothing can be "
+            f"significant. Raise --permutations or narrow --metric.",
+        ]
+    for ci in range(1, len(cells)):
+        lines += ["", f"## {label[ci]} vs {label[0]}"]
+        for m in metrics:
+            lines += [
+                "",
+                f"### {m}",
+                "",
+                f"| stratum | n | {label[0]} | {label[ci]} | Δ | 95% CI | p (rand.) "
+                "| p (t) | p (Holm) | verdict |",
+                "|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
+            ]
+            for r in rows:
+                if r.candidate != ci or r.metric != m:
+                    continue
+                x = r.result
+                interval = f"[{_signed(x.ci[0])}, {_signed(x.ci[1])}]"
+                lines.append(
+                    f"| {r.stratum} | {x.n} | {_pct(x.mean_a)} | {_pct(x.mean_b)} | "
+                    f"{_signed(x.delta)} | {interval} | {_p(x.p_randomization)} | "
+                    f"{_p(x.p_ttest)} | {_p(r.p_holm)} | {r.verdict} |"
+                )
+    bad = regressions(rows)
+    lines.append("")
+    if bad:
+        found = "; ".join(
+            f"{label[r.candidate]} {r.metric} {r.stratum} {_signed(r.result.delta)} points "
+            f"(Holm p {_p(r.p_holm)})"
+            for r in bad
+        )
+        lines.append(f"**Result: FAIL.** {len(bad)} regression(s): {found}.")
+    else:
+        lines.append(
+            f"**Result: PASS.** No gated metric dropped by more than {opts.max_drop:.2f} points "
+            f"with Holm p < {opts.alpha:g}."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def frame(cells: Sequence[Cell], rows: Sequence[Row]):
+    """The paired tests as a DataFrame, one row each (values as fractions, not points)."""
+    import pandas as pd
+
+    names = labels(cells)
+    return pd.DataFrame.from_records(
+        [
+            {
+                "baseline": names[0],
+                "candidate": names[r.candidate],
+                "metric": r.metric,
+                "stratum": r.stratum,
+                "n": r.result.n,
+                "mean_baseline": r.result.mean_a,
+                "mean_candidate": r.result.mean_b,
+                "delta": r.result.delta,
+                "ci_low": r.result.ci[0],
+                "ci_high": r.result.ci[1],
+                "p_randomization": r.result.p_randomization,
+                "p_ttest": r.result.p_ttest,
+                "p_holm": r.p_holm,
+                "gated": r.gated,
+                "verdict": r.verdict.strip("*").lower(),
+            }
+            for r in rows
+        ]
+    )

@@ -1,0 +1,262 @@
+"""What the leaderboard reads from results/: every cell's metrics.json, the published numbers
+(results/reference/*.csv), the corpus diagnostics and the strata files. Nothing is computed
+here; problems (a damaged cell, data that differ between cells of one corpus) are collected
+as one line each so the rest still renders."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cell.store import read_metrics
+from harness.core.errors import HarnessError
+
+# Folders under results/ that are not corpora.
+RESERVED = {"strata", "reference"}
+REFERENCE_COLUMNS = ("source", "corpus", "retriever", "label", "model_id", "metric", "value")
+
+
+@dataclass
+class Entry:
+    """One cell as the leaderboard sees it."""
+
+    corpus: str
+    retriever: str
+    path: Path
+    doc: dict[str, Any]
+    checksum: str
+    date: str | None = None
+    stale: bool = False  # computed on other data than most cells of its corpus
+
+    def _node(self, stratification: str, label: str | None) -> dict | None:
+        res = self.doc.get("results") or {}
+        if stratification == "overall":
+            return res.get("overall")
+        return (res.get(stratification) or {}).get(label)
+
+    def mean(self, metric: str, stratification: str = "overall", label: str | None = None):
+        """The mean of `metric` (a fraction) over a stratum, or None."""
+        node = self._node(stratification, label)
+        return (node.get("mean") or {}).get(metric) if node else None
+
+    def n(self, stratification: str = "overall", label: str | None = None) -> int | None:
+        """The number of queries in a stratum, or None."""
+        node = self._node(stratification, label)
+        return node.get("n") if node else None
+
+
+@dataclass(frozen=True)
+class Reference:
+    source: str
+    corpus: str
+    retriever: str
+    label: str
+    model_id: str
+    metric: str
+    value: float  # percent, as published
+
+
+@dataclass
+class Board:
+    results_dir: Path
+    cells: dict[str, dict[str, Entry]] = field(default_factory=dict)  # corpus -> retriever
+    problems: list[str] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+    diagnostics: dict[str, dict[str, Any]] = field(default_factory=dict)  # corpus -> values
+    strata: dict[str, dict[str, Any]] = field(default_factory=dict)  # corpus -> strata file
+
+    @property
+    def corpora(self) -> list[str]:
+        return sorted(self.cells)
+
+    def retrievers(self, corpora: list[str] | None = None) -> list[str]:
+        """Names of the retrievers with a cell on any of `corpora` (default all), sorted."""
+        names = {r for c in (corpora or self.corpora) for r in self.cells.get(c, {})}
+        return sorted(names)
+
+    def label(self, retriever: str) -> str:
+        for ref in self.references:
+            if ref.retriever == retriever and ref.label:
+                return ref.label
+        return retriever
+
+
+def collect(results_dir: Path) -> Board:
+    """Read everything under results_dir; raise only when there is nothing to show at all."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise HarnessError(
+            f"results folder not found: {results_dir}; run a sweep first, e.g. python -m harness "
+            "-m retriever=bm25,minilm corpus=demo, or point --results at it"
+        )
+    board = Board(results_dir)
+    board.references = _references(results_dir / "reference", board.problems)
+    for corpus_dir in sorted(p for p in results_dir.iterdir() if p.is_dir()):
+        if corpus_dir.name in RESERVED or corpus_dir.name.startswith("."):
+            continue
+        for cell_dir in sorted(p for p in corpus_dir.iterdir() if p.is_dir()):
+            if cell_dir.name.startswith("."):  # a cell being written (swapped in atomically)
+                continue
+            entry = _entry(cell_dir, board.problems)
+            if entry is not None:
+                board.cells.setdefault(entry.corpus, {})[entry.retriever] = entry
+    for corpus, cells in board.cells.items():
+        _flag_mixed(corpus, cells, board.problems)
+        board.diagnostics[corpus] = _diagnostics(results_dir, corpus, cells, board.problems)
+        strata = _strata(results_dir, corpus, cells, board.problems)
+        if strata:
+            board.strata[corpus] = strata
+    if not board.cells:
+        why = f" ({len(board.problems)} problem(s): {board.problems[0]})" if board.problems else ""
+        raise HarnessError(
+            f"no result cells under {results_dir}{why}; run some first, e.g. python -m harness "
+            "-m retriever=bm25,minilm corpus=demo"
+        )
+    return board
+
+
+def _entry(cell_dir: Path, problems: list[str]) -> Entry | None:
+    f = cell_dir / "metrics.json"
+    if not f.is_file():
+        problems.append(f"{cell_dir}: no metrics.json (an interrupted run?); skipped")
+        return None
+    try:
+        doc = read_metrics(cell_dir)
+    except HarnessError as exc:
+        problems.append(
+            f"{exc}; skipped".replace("; rerun that cell; skipped", "; skipped, rerun that cell")
+        )
+        return None
+    try:
+        corpus, retriever = str(doc["corpus"]), str(doc["retriever"])
+        checksum = str(doc["benchmark"]["checksum"])
+        if not isinstance(doc["results"]["overall"]["mean"], dict):
+            raise TypeError("results.overall.mean")
+    except (KeyError, TypeError) as exc:
+        problems.append(f"{f}: missing or bad field {exc}; skipped, rerun that cell")
+        return None
+    if (corpus, retriever) != (cell_dir.parent.name, cell_dir.name):
+        problems.append(
+            f"{f}: says {corpus}/{retriever} but sits in {cell_dir.parent.name}/{cell_dir.name}; "
+            "shown under what the file says"
+        )
+    date = None
+    try:
+        date = json.loads((cell_dir / "timings.json").read_text(encoding="utf-8")).get("date")
+    except (OSError, ValueError, AttributeError):
+        pass
+    return Entry(corpus, retriever, cell_dir, doc, checksum, date)
+
+
+def _flag_mixed(corpus: str, cells: dict[str, Entry], problems: list[str]) -> None:
+    """Cells of one corpus scored on different data cannot share a table row: flag the ones
+    not on the most common checksum (all of them on a tie)."""
+    counts = Counter(e.checksum for e in cells.values())
+    if len(counts) < 2:
+        return
+    top = counts.most_common()
+    majority = top[0][0] if top[0][1] > top[1][1] else None
+    groups = []
+    for checksum, _ in top:
+        names = sorted(r for r, e in cells.items() if e.checksum == checksum)
+        groups.append(f"{', '.join(names)} on {checksum[:19]}…")
+        for r in names:
+            cells[r].stale = checksum != majority
+    problems.append(
+        f"{corpus}: cells were scored on different benchmark data ({'; '.join(groups)}); the "
+        "odd ones are marked †, rerun them with force=true"
+    )
+
+
+def _diagnostics(results_dir: Path, corpus: str, cells: dict[str, Entry], problems) -> dict:
+    """Similarity and gold redundancy for a corpus: harness.diagnose's file first, else what
+    the cells recorded (redundancy from any cell, Similarity from a dense one)."""
+    from harness.strata.diagnostics import load, path_for
+
+    checksums = Counter(e.checksum for e in cells.values())
+    current = checksums.most_common(1)[0][0]
+    out: dict[str, Any] = {}
+    try:
+        doc = load(path_for(results_dir, corpus))
+    except HarnessError as exc:
+        problems.append(f"{exc}; skipped")
+        doc = None
+    if doc is not None and doc.get("checksum") != current:
+        problems.append(
+            f"{path_for(results_dir, corpus)}: computed on other data than the cells; ignored, "
+            f"rerun python -m harness.diagnose corpus={corpus}"
+        )
+        doc = None
+    if doc is not None:
+        out["redundancy"] = doc["gold_redundancy"]["value"]
+        sims = doc.get("similarity") or {}
+        pick = "minilm" if "minilm" in sims else (sorted(sims)[0] if sims else None)
+        if pick:
+            out["similarity"] = sims[pick]["value"]
+            out["embedder"] = pick
+    for name in sorted(cells):
+        diag = cells[name].doc.get("diagnostics") or {}
+        if cells[name].checksum != current:
+            continue
+        if "redundancy" not in out and diag.get("gold_redundancy"):
+            out["redundancy"] = diag["gold_redundancy"]["value"]
+        sim = diag.get("similarity")
+        if "similarity" not in out and sim and sim.get("value") is not None:
+            out["similarity"] = sim["value"]
+            out["embedder"] = sim.get("embedder", name)
+    return out
+
+
+def _strata(results_dir: Path, corpus: str, cells: dict[str, Entry], problems) -> dict | None:
+    """The strata file the corpus's cells were stratified with (cluster sizes, zero-query
+    clusters), found by name under results/strata/<corpus>/."""
+    for entry in cells.values():
+        sem = entry.doc.get("semantic")
+        if not sem or not sem.get("strata_file"):
+            continue
+        path = results_dir / "strata" / corpus / Path(sem["strata_file"]).name
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            clusters = [
+                {k: int(c[k]) for k in ("id", "n_chunks", "n_queries")} for c in doc["clusters"]
+            ]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            problems.append(f"{path}: cannot read the strata file ({_short(exc)}); no scatter")
+            return None
+        return {"path": path, "clusters": clusters, "summary": doc.get("summary", {})}
+    return None
+
+
+def _references(folder: Path, problems: list[str]) -> list[Reference]:
+    out: list[Reference] = []
+    for f in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+        try:
+            with f.open(newline="", encoding="utf-8") as fh:
+                reader = csv.DictReader(fh)
+                missing = [c for c in REFERENCE_COLUMNS if c not in (reader.fieldnames or [])]
+                if missing:
+                    raise ValueError(
+                        f"missing columns {missing} (found {reader.fieldnames}); expected "
+                        f"{', '.join(REFERENCE_COLUMNS)}"
+                    )
+                for i, row in enumerate(reader, start=2):
+                    try:
+                        value = float(row["value"])
+                    except (TypeError, ValueError):
+                        raise ValueError(
+                            f"line {i}: value {row['value']!r} is not a number"
+                        ) from None
+                    out.append(
+                        Reference(**{c: row[c] for c in REFERENCE_COLUMNS[:-1]}, value=value)
+                    )
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            problems.append(f"{f}: {exc}; published numbers from it are not shown")
+    return out
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).splitlines()[0][:120]

@@ -1,0 +1,282 @@
+"""The HTML leaderboard: one self-contained file (data, script, styles and plots inline; no
+network at view time) with a sortable table, corpus and stratum selectors, the paper tables,
+the plots and each cell's provenance."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness.report.leaderboard.collect import Board
+from harness.report.leaderboard.tables import Table, Value
+
+
+def _data(board: Board, corpora: list[str]) -> dict:
+    cells, metrics = [], []
+    for c in corpora:
+        for name, e in sorted(board.cells[c].items()):
+            res = e.doc.get("results") or {}
+            strata = {"overall": _summary(res.get("overall"))}
+            for strat, by in res.items():
+                if strat == "overall" or not isinstance(by, dict):
+                    continue
+                for label, s in by.items():
+                    strata[f"{strat}={label}"] = _summary(s)
+            for m in e.doc.get("metrics") or []:
+                if m not in metrics:
+                    metrics.append(m)
+            prov = e.doc.get("provenance") or {}
+            cells.append(
+                {
+                    "corpus": c,
+                    "retriever": name,
+                    "label": board.label(name),
+                    "stale": e.stale,
+                    "strata": strata,
+                    "provenance": {
+                        "path": str(e.path),
+                        "date": e.date,
+                        "checksum": e.checksum,
+                        "versions": prov.get("versions"),
+                        "git": prov.get("git"),
+                        "config": e.doc.get("config"),
+                    },
+                }
+            )
+    return {"corpora": corpora, "metrics": metrics, "cells": cells}
+
+
+def _summary(s) -> dict:
+    if not isinstance(s, dict):
+        return {"n": None, "mean": {}}
+    return {"n": s.get("n"), "mean": s.get("mean") or {}}
+
+
+def _cell(v: Value) -> str:
+    if v.text is not None:
+        cls = {"OK": "ok", "FAIL": "fail"}.get(v.text, "")
+        return f'<td class="{cls}">{html.escape(v.text)}</td>'
+    s = "-" if v.value is None else f"{v.value:.2f}"
+    s += ("*" if v.mark else "") + ("†" if v.stale else "")
+    return f'<td class="num">{"<b>" + s + "</b>" if v.best else s}</td>'
+
+
+def table_html(t: Table) -> str:
+    """A static rendering of a paper table (grouped headers, best bold, notes below)."""
+    out = [
+        f"<h3>{html.escape(t.title)}</h3>",
+        '<div class="scroll"><table class="paper">',
+        "<thead>",
+    ]
+    if t.groups:
+        out.append(
+            "<tr><th></th>"
+            + "".join(f'<th colspan="{span}">{html.escape(g)}</th>' for g, span in t.groups)
+            + "</tr>"
+        )
+        if t.group_notes:
+            out.append(
+                '<tr class="note"><th></th>'
+                + "".join(
+                    f'<th colspan="{span}">{html.escape(n)}</th>'
+                    for n, (_, span) in zip(t.group_notes, t.groups)
+                )
+                + "</tr>"
+            )
+    out.append(
+        "<tr>"
+        + "".join(f"<th>{html.escape(c)}</th>" for c in [t.stub, *t.columns])
+        + "</tr></thead><tbody>"
+    )
+    for label, vals in t.rows:
+        out.append(f"<tr><th>{html.escape(label)}</th>{''.join(_cell(v) for v in vals)}</tr>")
+    for label, vals in t.published:
+        out.append(
+            f'<tr class="published"><th>{html.escape(label)}</th>'
+            f"{''.join(_cell(v) for v in vals)}</tr>"
+        )
+    out.append("</tbody></table></div>")
+    if t.notes:
+        out.append('<p class="legend">' + "<br>".join(html.escape(n) for n in t.notes) + "</p>")
+    return "\n".join(out)
+
+
+def _img(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    alt = html.escape(path.stem.replace("_", " "))
+    return (
+        f'<figure><img alt="{alt}" src="data:image/png;base64,{data}"><figcaption>{alt}'
+        f"</figcaption></figure>"
+    )
+
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
+h3{font-size:15px} .meta{color:#666;font-size:13px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}
+th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+#board th.sortable{cursor:pointer;user-select:none;white-space:nowrap}
+#board th.sortable:hover{background:#f2f5fa}
+#board th[aria-sort=ascending]::after{content:" \\25B2"} #board th[aria-sort=descending]::after{content:" \\25BC"}
+tr.published th,tr.published td{color:#666;font-style:italic}
+tr.note th{font-weight:normal;color:#666;font-size:12px}
+td.ok{color:#1a7f37;font-weight:bold} td.fail{color:#cf222e;font-weight:bold}
+.problems{background:#fff8e1;border:1px solid #f0c36d;padding:8px 12px;font-size:13px}
+.legend{color:#555;font-size:12px} label{margin-right:16px;font-size:14px}
+figure{display:inline-block;margin:8px;vertical-align:top} img{max-width:100%;width:760px;border:1px solid #eee}
+.scroll{overflow-x:auto;max-width:100%}
+figcaption{font-size:12px;color:#666} details pre{font-size:11px;max-height:320px;overflow:auto;background:#f7f7f7;padding:6px}
+"""
+
+_SCRIPT = r"""
+(function () {
+  const data = JSON.parse(document.getElementById('board-data').textContent);
+  const corpusSel = document.getElementById('corpus');
+  const stratumSel = document.getElementById('stratum');
+  const table = document.getElementById('board');
+  let sortKey = null, sortDir = -1;
+
+  function pct(x) { return (x === null || x === undefined) ? '-' : (100 * x).toFixed(2); }
+  function cellsOf(corpus) { return data.cells.filter(c => c.corpus === corpus); }
+  function strataOf(corpus) {
+    const seen = [];
+    cellsOf(corpus).forEach(c => Object.keys(c.strata).forEach(s => {
+      if (!seen.includes(s)) seen.push(s);
+    }));
+    return seen;
+  }
+  function option(value, text) {
+    const o = document.createElement('option'); o.value = value; o.textContent = text; return o;
+  }
+  function fillStrata() {
+    const keep = stratumSel.value;
+    stratumSel.replaceChildren();
+    strataOf(corpusSel.value).forEach(s => stratumSel.appendChild(option(s, s)));
+    if (strataOf(corpusSel.value).includes(keep)) stratumSel.value = keep;
+  }
+  function metricsOf(corpus) {
+    return data.metrics.filter(m => cellsOf(corpus).some(c => m in c.strata.overall.mean));
+  }
+  function render() {
+    const corpus = corpusSel.value, stratum = stratumSel.value;
+    const metrics = metricsOf(corpus);
+    const cols = ['retriever', 'n'].concat(metrics);
+    const head = table.tHead.rows[0];
+    head.replaceChildren();
+    cols.forEach(k => {
+      const th = document.createElement('th');
+      th.textContent = k; th.className = 'sortable'; th.dataset.key = k;
+      if (k === sortKey) th.setAttribute('aria-sort', sortDir > 0 ? 'ascending' : 'descending');
+      th.addEventListener('click', () => {
+        sortDir = (sortKey === k) ? -sortDir : (k === 'retriever' ? 1 : -1);
+        sortKey = k; render();
+      });
+      head.appendChild(th);
+    });
+    const th2 = document.createElement('th'); th2.textContent = 'provenance'; head.appendChild(th2);
+    let rows = cellsOf(corpus).map(c => ({cell: c, s: c.strata[stratum] || {n: null, mean: {}}}));
+    const best = {};
+    metrics.forEach(m => {
+      const vals = rows.filter(r => !r.cell.stale).map(r => r.s.mean[m]).filter(v => v !== null && v !== undefined);
+      best[m] = vals.length ? Math.max(...vals) : null;
+    });
+    if (sortKey) {
+      const val = r => sortKey === 'retriever' ? r.cell.label.toLowerCase()
+        : sortKey === 'n' ? r.s.n : r.s.mean[sortKey];
+      rows.sort((a, b) => {
+        const x = val(a), y = val(b);
+        if (x === y) return 0;
+        if (x === null || x === undefined) return 1;
+        if (y === null || y === undefined) return -1;
+        return (x < y ? -1 : 1) * sortDir;
+      });
+    }
+    const body = table.tBodies[0];
+    body.replaceChildren();
+    rows.forEach(r => {
+      const tr = document.createElement('tr');
+      tr.dataset.retriever = r.cell.retriever;
+      const name = document.createElement('th');
+      name.textContent = r.cell.label + (r.cell.stale ? ' \u2020' : '');
+      tr.appendChild(name);
+      const n = document.createElement('td'); n.className = 'num';
+      n.textContent = (r.s.n === null || r.s.n === undefined) ? '-' : r.s.n; tr.appendChild(n);
+      metrics.forEach(m => {
+        const td = document.createElement('td'); td.className = 'num';
+        const v = r.s.mean[m];
+        td.textContent = pct(v);
+        if (v !== null && v !== undefined && best[m] !== null && Math.abs(v - best[m]) < 1e-12 && !r.cell.stale) {
+          td.style.fontWeight = 'bold';
+        }
+        tr.appendChild(td);
+      });
+      const prov = document.createElement('td');
+      const det = document.createElement('details');
+      const sum = document.createElement('summary');
+      const p = r.cell.provenance;
+      sum.textContent = (p.date || 'date unknown') + (p.git && p.git.commit ? ' · ' + String(p.git.commit).slice(0, 8) : '');
+      const pre = document.createElement('pre');
+      pre.textContent = JSON.stringify(p, null, 2);
+      det.appendChild(sum); det.appendChild(pre); prov.appendChild(det); tr.appendChild(prov);
+      body.appendChild(tr);
+    });
+    document.getElementById('count').textContent =
+      rows.length + ' retriever' + (rows.length === 1 ? '' : 's') + ' on ' + corpus + ', stratum ' + stratum;
+  }
+  data.corpora.forEach(c => corpusSel.appendChild(option(c, c)));
+  corpusSel.addEventListener('change', () => { fillStrata(); render(); });
+  stratumSel.addEventListener('change', render);
+  fillStrata();
+  render();
+})();
+"""
+
+
+def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path]) -> str:
+    """The whole leaderboard as one HTML document."""
+    payload = json.dumps(_data(board, corpora), allow_nan=False, default=str)
+    payload = payload.replace("</", "<\\/")  # never close the script element early
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    n_cells = sum(len(board.cells[c]) for c in corpora)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>Retrieval leaderboard</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        "<h1>Retrieval leaderboard</h1>",
+        f'<p class="meta">{n_cells} cells on {len(corpora)} corpora, read from '
+        f"{html.escape(str(board.results_dir))}/ · generated {now} · numbers in %</p>",
+    ]
+    if board.problems:
+        parts.append(
+            '<div class="problems"><b>Problems found while reading results/</b><ul>'
+            + "".join(f"<li>{html.escape(p)}</li>" for p in board.problems)
+            + "</ul></div>"
+        )
+    parts += [
+        "<h2>All cells</h2>",
+        '<p><label>corpus <select id="corpus"></select></label>'
+        '<label>stratum <select id="stratum"></select></label>'
+        '<span id="count" class="meta"></span></p>',
+        '<table id="board"><thead><tr></tr></thead><tbody></tbody></table>',
+        '<p class="legend">Click a column header to sort (again to reverse). Bold: best of its '
+        "column. Provenance: when the cell was computed, with its config, package versions, "
+        "git commit and data checksum.</p>",
+        "<h2>Paper tables</h2>",
+        *(table_html(t) for t in tables),
+    ]
+    pngs = [p for p in plots if p.suffix == ".png"]
+    if pngs:
+        parts += ["<h2>Plots</h2>", *(_img(p) for p in pngs)]
+    parts += [
+        f'<script type="application/json" id="board-data">{payload}</script>',
+        f"<script>{_SCRIPT}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,157 @@
+"""Build the leaderboard's tables from results/ and write them in every requested format."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.core.errors import HarnessError, did_you_mean
+
+FORMATS = ("all", "markdown", "latex", "csv", "html")
+
+
+TABLES = ("all", "table3", "hops", "reproduction")
+
+
+def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
+    if not wanted:
+        return board.corpora
+    for c in wanted:
+        if c not in board.cells:
+            hint = did_you_mean(c, board.corpora)
+            raise HarnessError(
+                f"no cells for corpus '{c}' under {board.results_dir}{hint}; "
+                f"corpora with results: {', '.join(board.corpora)}"
+            )
+    return list(dict.fromkeys(wanted))
+
+
+def build(args):
+    """Read results/ and build the requested tables; returns (board, corpora, tables, fails)."""
+    from harness.report.leaderboard.collect import collect
+    from harness.report.leaderboard.tables import Options, Significance, hops, reproduction, table3
+
+    if args.k < 1:
+        raise HarnessError(f"--k must be a positive integer, got {args.k}")
+    if not 0 < args.alpha < 1:
+        raise HarnessError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    if args.tolerance < 0:
+        raise HarnessError(f"--tolerance must be >= 0 points, got {args.tolerance}")
+    if args.permutations < 1:
+        raise HarnessError(f"--permutations must be >= 1, got {args.permutations}")
+    board = collect(Path(args.results))
+    corpora = _corpora(board, args.corpus)
+    opts = Options(
+        k=args.k, alpha=args.alpha, tolerance=args.tolerance, permutations=args.permutations
+    )
+    sig = None if args.no_significance else Significance(board, opts)
+    tables, fails = [], 0
+    if args.table in ("all", "table3"):
+        tables.append(table3(board, corpora, opts, sig))
+    if args.table in ("all", "hops"):
+        tables += [hops(board, c, opts, sig) for c in corpora]
+    if args.table in ("all", "reproduction"):
+        rep, fails = reproduction(board, corpora, opts)
+        tables.append(rep)
+    return board, corpora, tables, fails
+
+
+def long_csv(board, corpora: list[str]) -> str:
+    """Every number of every cell and stratum, one per line, with the published value when
+    there is one: the tidy form for pandas and spreadsheets."""
+    published = {
+        (r.corpus, r.retriever, r.metric): r
+        for r in board.references
+        if r.source == "rare-paper-table3" or r.metric in ("ndcg@10", "mrr@10")
+    }
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(
+        [
+            "corpus",
+            "retriever",
+            "stratification",
+            "label",
+            "n",
+            "metric",
+            "value",
+            "ci_low",
+            "ci_high",
+            "published",
+            "published_source",
+            "checksum",
+            "stale",
+        ]
+    )
+    for c in corpora:
+        for name, e in sorted(board.cells[c].items()):
+            res = e.doc.get("results") or {}
+            strata = [("overall", "", res.get("overall"))]
+            for strat, by in res.items():
+                if strat != "overall" and isinstance(by, dict):
+                    strata += [(strat, lab, s) for lab, s in by.items()]
+            for strat, lab, s in strata:
+                if not isinstance(s, dict):
+                    continue
+                for m, v in (s.get("mean") or {}).items():
+                    ci = (s.get("ci") or {}).get(m) or [None, None]
+                    ref = published.get((c, name, m)) if strat == "overall" else None
+                    w.writerow(
+                        [
+                            c,
+                            name,
+                            strat,
+                            lab,
+                            s.get("n"),
+                            m,
+                            _f(v),
+                            _f(ci[0]),
+                            _f(ci[1]),
+                            "" if ref is None else f"{ref.value / 100:.4f}",
+                            "" if ref is None else ref.source,
+                            e.checksum,
+                            int(e.stale),
+                        ]
+                    )
+    return buf.getvalue()
+
+
+def _f(x) -> str:
+    return "" if x is None else repr(float(x))
+
+
+def write(args, board, corpora, tables) -> list[Path]:
+    """Write the requested formats under --out (atomically, file by file)."""
+    from harness.core.files import write_text_atomic
+    from harness.report.leaderboard import render as R
+
+    out = Path(args.out)
+    files: list[Path] = []
+
+    def put(name: str, text: str) -> None:
+        path = out / name
+        write_text_atomic(path, text)
+        files.append(path)
+
+    fmt = args.format
+    for t in tables:
+        if fmt in ("all", "markdown"):
+            put(f"{t.key}.md", R.markdown(t))
+        if fmt in ("all", "latex"):
+            put(f"{t.key}.tex", R.latex(t))
+        if fmt in ("all", "csv"):
+            put(f"{t.key}.csv", R.csv_text(t))
+    if fmt in ("all", "csv"):
+        put("leaderboard.csv", long_csv(board, corpora))
+    plots: list[Path] = []
+    if fmt in ("all", "html"):
+        from harness.report.leaderboard.plots import all_plots
+
+        plots = all_plots(board, corpora, out / "plots", args.k)
+        files += plots
+        from harness.report.leaderboard.html import page
+
+        put("index.html", page(board, corpora, tables, plots))
+    return files

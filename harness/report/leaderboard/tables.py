@@ -1,0 +1,328 @@
+"""Leaderboard tables built from a Board: the RARE Table 3 layout, a hop table per corpus and
+the reproduction report against the published numbers, each as a plain Table that the
+renderers (board_render) turn into Markdown, LaTeX and CSV."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.core.errors import HarnessError
+from harness.report.leaderboard.collect import Board, Entry
+
+SHORT = {"coverage": "Cov", "perfrecall": "Perf", "ndcg": "NDCG", "mrr": "MRR"}
+LONG = {"coverage": "Coverage", "perfrecall": "PerfRecall", "ndcg": "NDCG", "mrr": "MRR"}
+TABLE3_METRICS = ("coverage", "perfrecall")
+HOP_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
+
+
+@dataclass
+class Value:
+    value: float | None = None  # percent
+    text: str | None = None  # instead of a number (OK / FAIL, a name)
+    best: bool = False
+    mark: bool = False  # significantly below the best of its column (Holm-corrected)
+    stale: bool = False  # scored on other data than the corpus's other cells
+
+
+@dataclass
+class Table:
+    key: str  # file stem under leaderboard/
+    title: str
+    stub: str  # header of the first (label) column
+    columns: list[str]
+    rows: list[tuple[str, list[Value]]]
+    groups: list[tuple[str, int]] = field(default_factory=list)  # spanning headers
+    group_notes: list[str] = field(default_factory=list)  # a second header line per group
+    published: list[tuple[str, list[Value]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Options:
+    k: int = 10
+    alpha: float = 0.05
+    tolerance: float = 0.5  # percentage points, |reproduced - published|
+    permutations: int = 10_000
+    seed: int = 0
+
+
+def metric_name(family: str, k: int) -> str:
+    return f"{family}@{k}"
+
+
+def header(family: str, k: int, long: bool = False) -> str:
+    name = (LONG if long else SHORT)[family]
+    return name if family == "mrr" and not long else f"{name}@{k}"
+
+
+def _pct(x) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else 100.0 * x
+
+
+class Significance:
+    """Paired randomization tests against the best retriever of a column (SPEC 7), on the
+    per-query files; Holm-corrected over the retrievers of that column. Cells whose
+    per_query.csv is missing or damaged get no marker (and one problem line)."""
+
+    def __init__(self, board: Board, opts: Options):
+        self.board, self.opts = board, opts
+        self._cells: dict[str, object] = {}
+
+    def _cell(self, entry: Entry):
+        from harness.cell.store import load_cell
+
+        key = str(entry.path)
+        if key not in self._cells:
+            try:
+                self._cells[key] = load_cell(entry.path)
+            except HarnessError as exc:
+                self.board.problems.append(f"{exc}; no significance markers for it")
+                self._cells[key] = None
+        return self._cells[key]
+
+    def below_best(
+        self, entries: dict[str, Entry], best: str, metric: str, strat: str, label: str | None
+    ) -> set[str]:
+        """Retrievers significantly below `best` on `metric` within the stratum."""
+        base = self._cell(entries[best])
+        if base is None or metric not in base.values:
+            return set()
+        ref = self._values(base, metric, strat, label)
+        names, pvals = [], []
+        from metrics.stats import randomization_test
+
+        for name, entry in entries.items():
+            if name == best or entry.stale:
+                continue
+            cell = self._cell(entry)
+            if cell is None or metric not in cell.values:
+                continue
+            other = self._values(cell, metric, strat, label)
+            common = sorted(set(ref) & set(other))
+            if not common:
+                continue
+            a = np.array([ref[q] for q in common])
+            b = np.array([other[q] for q in common])
+            p = randomization_test(a, b, permutations=self.opts.permutations, seed=self.opts.seed)
+            names.append(name)
+            pvals.append(p if np.nanmean(b) < np.nanmean(a) else 1.0)
+        from metrics.stats import holm
+
+        return {n for n, p in zip(names, holm(pvals)) if p < self.opts.alpha}
+
+    @staticmethod
+    def _values(cell, metric: str, strat: str, label: str | None) -> dict[str, float]:
+        vals = cell.values[metric]
+        if strat == "overall":
+            return dict(zip(cell.query_ids, vals))
+        labels = cell.strata.get(strat)
+        if labels is None:
+            return {}
+        return {q: v for q, v, lab in zip(cell.query_ids, vals, labels) if lab == label}
+
+
+def _mark_best(
+    rows: list[tuple[str, list[Value]]],
+    column: int,
+    sig: Significance | None,
+    entries: dict[str, Entry],
+    metric: str,
+    strat: str = "overall",
+    label: str | None = None,
+) -> None:
+    live = [(name, vals[column]) for name, vals in rows if vals[column].value is not None]
+    live = [(n, v) for n, v in live if not v.stale]
+    if not live:
+        return
+    top = max(v.value for _, v in live)
+    best_names = [n for n, v in live if abs(v.value - top) < 1e-9]
+    for _, v in live:
+        v.best = abs(v.value - top) < 1e-9
+    if sig is None or len(live) < 2:
+        return
+    present = {n: entries[n] for n, _ in live if n in entries}
+    below = sig.below_best(present, best_names[0], metric, strat, label)
+    for n, v in live:
+        v.mark = n in below
+
+
+def order(board: Board, corpora: Sequence[str], metric: str) -> list[str]:
+    """Retrievers sorted by their mean `metric` over `corpora`, weakest first (the paper's
+    Table 3 order: BM25 on top, the strongest at the bottom)."""
+
+    def key(name: str):
+        vals = [board.cells[c][name].mean(metric) for c in corpora if name in board.cells[c]]
+        vals = [v for v in vals if v is not None]
+        return (np.mean(vals) if vals else -1.0, name)
+
+    return sorted(board.retrievers(list(corpora)), key=key)
+
+
+def _diag_note(board: Board, corpus: str) -> str:
+    d = board.diagnostics.get(corpus) or {}
+    parts = []
+    if d.get("similarity") is not None:
+        parts.append(f"Sim {100 * d['similarity']:.1f}% ({d.get('embedder', '?')})")
+    if d.get("redundancy") is not None:
+        parts.append(f"Red {100 * d['redundancy']:.1f}%")
+    return " · ".join(parts) or "diagnostics: run python -m harness.diagnose"
+
+
+def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significance | None):
+    """Rows = retrievers, column groups = corpora, columns Coverage@K and PerfRecall@K; the
+    published Table 3 rows below; best per column bold, * significantly below the best."""
+    k = opts.k
+    metrics = [metric_name(f, k) for f in TABLE3_METRICS]
+    names = order(board, corpora, metrics[0])
+    rows = []
+    for name in names:
+        vals = []
+        for c in corpora:
+            e = board.cells[c].get(name)
+            for m in metrics:
+                vals.append(Value(_pct(e.mean(m)) if e else None, stale=bool(e and e.stale)))
+        rows.append((name, vals))
+    for ci, c in enumerate(corpora):
+        for mi, m in enumerate(metrics):
+            _mark_best(rows, ci * len(metrics) + mi, sig, board.cells[c], m)
+    published = []
+    ref_rows: dict[str, dict[tuple[str, str], float]] = {}
+    for ref in board.references:
+        if ref.source == "rare-paper-table3":
+            ref_rows.setdefault(ref.retriever, {})[(ref.corpus, ref.metric)] = ref.value
+    if k == 10:
+        for name, got in ref_rows.items():
+            vals = [Value(got.get((c, m))) for c in corpora for m in metrics]
+            if any(v.value is not None for v in vals):
+                published.append((f"{board.label(name)} (published)", vals))
+    table = Table(
+        key="table3",
+        title=f"Coverage@{k} and PerfRecall@{k} (%), RARE Table 3 layout",
+        stub="Retriever",
+        columns=[header(f, k) for _ in corpora for f in TABLE3_METRICS],
+        rows=[(board.label(n), v) for n, v in rows],
+        groups=[(c, len(metrics)) for c in corpora],
+        group_notes=[_diag_note(board, c) for c in corpora],
+        published=published,
+    )
+    table.notes = _legend(board, corpora, sig, published=bool(published))
+    return table
+
+
+def hop_labels(board: Board, corpus: str) -> list[str]:
+    from harness.core.labels import label_order
+
+    labels = set()
+    for e in board.cells[corpus].values():
+        labels |= set(((e.doc.get("results") or {}).get("hop") or {}).keys())
+    return label_order(labels)
+
+
+def hops(board: Board, corpus: str, opts: Options, sig: Significance | None) -> Table:
+    """Rows = retrievers; column groups overall and each hop depth (with its query count);
+    columns Coverage, PerfRecall, NDCG, MRR at K."""
+    k = opts.k
+    metrics = [metric_name(f, k) for f in HOP_METRICS]
+    cells = board.cells[corpus]
+    names = order(board, [corpus], metrics[0])
+    strata = [("overall", None)] + [("hop", h) for h in hop_labels(board, corpus)]
+    groups = []
+    for strat, label in strata:
+        ns = {e.n(strat, label) for e in cells.values() if not e.stale} - {None}
+        n = f"n={ns.pop()}" if len(ns) == 1 else "n differs"
+        groups.append((f"{'overall' if strat == 'overall' else f'{label}-hop'} ({n})", 4))
+    rows = []
+    for name in names:
+        e = cells[name]
+        rows.append(
+            (
+                name,
+                [
+                    Value(_pct(e.mean(m, s, lab)), stale=e.stale)
+                    for s, lab in strata
+                    for m in metrics
+                ],
+            )
+        )
+    for si, (strat, label) in enumerate(strata):
+        for mi, m in enumerate(metrics):
+            _mark_best(rows, si * len(metrics) + mi, sig, cells, m, strat, label)
+    table = Table(
+        key=f"hops_{corpus}",
+        title=f"{corpus}: overall and by hop depth, @{k} (%)",
+        stub="Retriever",
+        columns=[header(f, k) for _ in strata for f in HOP_METRICS],
+        rows=[(board.label(n), v) for n, v in rows],
+        groups=groups,
+    )
+    table.notes = _legend(board, [corpus], sig, published=False)
+    return table
+
+
+def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[Table, int]:
+    """Every published number that has a reproduced cell, with the delta and OK / FAIL at the
+    tolerance; returns the table and the number of FAILs."""
+    rows, fails, unrun = [], 0, set()
+    for ref in board.references:
+        if ref.corpus not in corpora:
+            continue
+        e = board.cells.get(ref.corpus, {}).get(ref.retriever)
+        if e is None:
+            unrun.add((ref.corpus, ref.retriever))
+            continue
+        got = _pct(e.mean(ref.metric))
+        delta = None if got is None else got - ref.value
+        ok = delta is not None and abs(delta) <= opts.tolerance + 1e-9 and not e.stale
+        fails += not ok
+        rows.append(
+            (
+                board.label(ref.retriever),
+                [
+                    Value(text=ref.corpus),
+                    Value(text=ref.metric),
+                    Value(text=ref.source),
+                    Value(ref.value),
+                    Value(got, stale=e.stale),
+                    Value(text="-" if delta is None else f"{delta:+.2f}"),
+                    Value(text="OK" if ok else "FAIL"),
+                ],
+            )
+        )
+    table = Table(
+        key="reproduction",
+        title=f"Reproduction of the published numbers (tolerance ±{opts.tolerance:g} points)",
+        stub="Retriever",
+        columns=["Corpus", "Metric", "Source", "Published", "Reproduced", "Δ", "Status"],
+        rows=rows,
+    )
+    if not rows:
+        table.notes.append("no published number has a reproduced cell here")
+    if unrun:
+        table.notes.append(
+            f"{len(unrun)} published (corpus, retriever) cells were not run here: "
+            + ", ".join(f"{r} on {c}" for c, r in sorted(unrun)[:6])
+            + (" …" if len(unrun) > 6 else "")
+        )
+    sources = sorted({r.source for r in board.references})
+    if sources:
+        table.notes.append("sources: " + ", ".join(sources) + " (results/reference/)")
+    return table, fails
+
+
+def _legend(board: Board, corpora, sig: Significance | None, published: bool) -> list[str]:
+    notes = ["bold: best reproduced value of its column"]
+    if sig is not None:
+        notes.append(
+            "*: significantly below the best of its column (paired randomization test, "
+            f"{sig.opts.permutations:,} sign flips, Holm-corrected over the column's "
+            f"retrievers, α = {sig.opts.alpha:g})"
+        )
+    if any(e.stale for c in corpora for e in board.cells[c].values()):
+        notes.append("†: scored on other benchmark data than the corpus's other cells")
+    if published:
+        notes.append("(published): RARE paper, Table 3 (results/reference/rare.csv)")
+    return notes

@@ -1,0 +1,157 @@
+"""Where a benchmark's strata file lives, and reading, checking and writing it.
+
+One file per (corpus, extractor, embedder, γ):
+<strata.dir>/<corpus>/<extractor>_<embedder>_g<γ>.json.
+It records the corpus checksum and every parameter, so a file built for other data or other
+settings is refused (by runs) or rebuilt (by `python -m harness.stratify`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import HarnessError
+from harness.core.files import write_text_atomic
+from harness.strata.build import SCHEMA
+
+
+def path_for(cfg: Mapping[str, Any], corpus: str) -> Path:
+    s = cfg["strata"]
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in cfg["extractor"]["name"])
+    name = f"{safe}_{s['embedder']}_g{float(s['resolution']):g}.json"
+    return Path(s["dir"]).expanduser() / corpus / name
+
+
+def rebuild_command(cfg: Mapping[str, Any], corpus: str) -> str:
+    """The command that rebuilds the strata file this config points at."""
+    s = cfg["strata"]
+    parts = ["python -m harness.stratify", f"corpus={corpus}"]
+    if cfg["extractor"].get("method") == "llm":
+        parts += ["extractor=llm", f"extractor.model={cfg['extractor']['model']}"]
+    elif cfg["extractor"]["name"] != "offline":
+        parts.append(f"extractor={cfg['extractor']['name']}")
+    if s["embedder"] != "minilm":
+        parts.append(f"strata.embedder={s['embedder']}")
+    if float(s["resolution"]) != 1.0:
+        parts.append(f"strata.resolution={float(s['resolution']):g}")
+    return " ".join(parts) + " --force"
+
+
+def save(path: Path, doc: Mapping[str, Any]) -> None:
+    """Compact, deterministic JSON, written atomically."""
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    write_text_atomic(path, text)
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HarnessError(
+            f"strata file {path} cannot be read ({exc}); delete it and rebuild with "
+            f"python -m harness.stratify"
+        ) from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise HarnessError(
+            f"strata file {path} is not a '{SCHEMA}' file; delete it and rebuild with "
+            f"python -m harness.stratify"
+        )
+    return doc
+
+
+def mismatch(doc: Mapping[str, Any], checksum: str, params: Mapping[str, Any]) -> str | None:
+    """Why a strata document does not fit this benchmark and these parameters (None: it does).
+
+    `params` are compared key by key where the file has them; the embedder is compared by
+    name and model (the rest of its identity is checked when the file is built)."""
+    if doc.get("checksum") != checksum:
+        return (
+            f"it was built for corpus checksum {str(doc.get('checksum'))[:19]}, but the "
+            f"benchmark now has {checksum[:19]}"
+        )
+    built = doc.get("params") or {}
+    for key, want in params.items():
+        have = built.get(key)
+        if key == "embedder":
+            have = {k: (have or {}).get(k) for k in want}
+        if have != want:
+            return f"it was built with {key} = {have!r}, the config asks for {want!r}"
+    return None
+
+
+def run_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a run can check without loading the extractor's corpus statistics or the
+    embedder: the extractor's settings, the embedder's name, k, τ, γ, seed, SCC threshold."""
+    from harness.strata.build import make_extractor
+
+    s = cfg["strata"]
+    extractor = make_extractor(cfg["extractor"], {"cache": False})
+    return {
+        "extractor": {"name": cfg["extractor"]["name"], **extractor.identity()},
+        "embedder": {"name": s["embedder"]},
+        "k": s["k"],
+        "tau": float(s["tau"]),
+        "resolution": float(s["resolution"]),
+        "seed": int(s["seed"]),
+        "scc_min": s["scc_min"],
+    }
+
+
+def ensure(
+    bench, cfg: Mapping[str, Any], runtime: Mapping[str, Any], *, force: bool = False
+) -> tuple[dict[str, Any], Path, str]:
+    """The strata of `bench` for this config: read from its file when that fits, else built
+    and written. Returns the document, the path and what happened ("cached", "built",
+    "rebuilt: <why>")."""
+    from harness.strata.build import build
+
+    path = path_for(cfg, bench.name)
+    status = "built"
+    if path.is_file() and not force:
+        try:
+            doc = load(path)
+            why = mismatch(doc, bench.checksum, run_params(cfg))
+        except HarnessError as exc:
+            why = str(exc)
+        if why is None:
+            return doc, path, "cached"
+        status = f"rebuilt: {why}"
+    elif path.is_file():
+        status = "rebuilt (--force)"
+    doc = build(bench, cfg, runtime)
+    save(path, doc)
+    return doc, path, status
+
+
+def for_run(cfg: Mapping[str, Any], bench) -> tuple[dict[str, Any] | None, Path, str | None]:
+    """The strata a run reports, per strata.mode: (document or None, path, note or None).
+
+    A file that exists but does not fit is refused with the command that rebuilds it."""
+    mode = cfg["strata"]["mode"]
+    if mode not in ("auto", "build", "off"):
+        raise HarnessError(f"strata.mode must be auto, build or off, got {mode!r}")
+    path = path_for(cfg, bench.name)
+    if mode == "off":
+        return None, path, None
+    if mode == "build":
+        runtime = {k: cfg.get(k) for k in ("device", "cache", "cache_dir")}
+        doc, path, status = ensure(bench, cfg, runtime)
+        return doc, path, f"semantic strata {status}: {path}"
+    if not path.is_file():
+        return (
+            None,
+            path,
+            f"no semantic strata for '{bench.name}' yet; build them once with: "
+            f"{rebuild_command(cfg, bench.name)[: -len(' --force')]}",
+        )
+    doc = load(path)
+    why = mismatch(doc, bench.checksum, run_params(cfg))
+    if why is not None:
+        raise HarnessError(
+            f"strata file {path} does not fit this run: {why}; rebuild it with: "
+            f"{rebuild_command(cfg, bench.name)}"
+        )
+    return doc, path, None

@@ -1,0 +1,138 @@
+"""Coverage diagnostics of a benchmark from its strata (SPEC 5.4): MSC, SCC, ZQC, the largest
+zero-query clusters, and the clusters × (chunks, queries) table, as Markdown and JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.core.files import to_json, write_text_atomic
+
+
+def summary(doc: Mapping[str, Any]) -> str:
+    """A few lines: what was built and the headline coverage numbers."""
+    s, p = doc["summary"], doc["params"]
+    cuts = doc["tertiles"]
+
+    def cut(name: str) -> str:
+        c = cuts.get(name)
+        return "undefined" if c is None else f"{c[0]:.3f} / {c[1]:.3f}"
+
+    return "\n".join(
+        [
+            f"{s['n_entities']:,} entities ({s['n_mentions']:,} chunk mentions) from extractor "
+            f"'{p['extractor']['name']}', embedded with '{p['embedder']['name']}'; "
+            f"{s['n_edges']:,} edges (k={p['k']}, tau={p['tau']:g}); "
+            f"{s['n_clusters']:,} Leiden clusters (resolution {p['resolution']:g}, "
+            f"seed {p['seed']})",
+            f"MSC {100 * s['msc']:.1f}% of clusters touched by a query · SCC {100 * s['scc']:.1f}% "
+            f"of chunks in a cluster touched by more than {p['scc_min']} queries · ZQC "
+            f"{s['zqc']:,} clusters no query touches",
+            f"tertile cuts: dispersion Δ {cut('dispersion')}, alignment J {cut('alignment')}",
+        ]
+    )
+
+
+def diagnostics(doc: Mapping[str, Any], *, top: int = 10) -> dict[str, Any]:
+    """The --report content as plain data."""
+    s = doc["summary"]
+    clusters = doc["clusters"]
+    zero = [c for c in clusters if c["n_queries"] == 0]
+    zero.sort(key=lambda c: (-c["n_chunks"], c["id"]))
+    return {
+        "corpus": doc["corpus"],
+        "checksum": doc["checksum"],
+        "params": doc["params"],
+        "n_clusters": s["n_clusters"],
+        "msc": s["msc"],
+        "scc": s["scc"],
+        "zqc": s["zqc"],
+        "zero_query_chunks": s["zero_query_chunks"],
+        "largest_zero_query_clusters": zero[:top],
+        "strata_counts": _strata_counts(doc),
+        "clusters": clusters,
+    }
+
+
+def _strata_counts(doc: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for signal in ("dispersion", "alignment"):
+        counts: dict[str, int] = {}
+        for q in doc["queries"].values():
+            lab = q[f"{signal}_stratum"]
+            counts[lab] = counts.get(lab, 0) + 1
+        out[signal] = {k: counts[k] for k in ("low", "mid", "high", "n/a") if k in counts}
+    return out
+
+
+def markdown(doc: Mapping[str, Any], *, max_rows: int | None = None) -> str:
+    """The report as Markdown; `max_rows` cuts the clusters table (None: every cluster)."""
+    d = diagnostics(doc)
+    p = d["params"]
+    lines = [
+        f"# Strata coverage report: {d['corpus']}",
+        "",
+        f"Corpus checksum `{d['checksum']}`. Extractor `{p['extractor']['name']}`, embedder "
+        f"`{p['embedder']['name']}`, k = {p['k']}, τ = {p['tau']:g}, γ = {p['resolution']:g}, "
+        f"seed {p['seed']}.",
+        "",
+        "| diagnostic | value | meaning |",
+        "|---|---:|---|",
+        f"| clusters | {d['n_clusters']:,} | Leiden communities of the entity graph |",
+        f"| MSC | {100 * d['msc']:.1f}% | clusters touched by at least one query |",
+        f"| SCC | {100 * d['scc']:.1f}% | chunks in a cluster touched by more than "
+        f"{p['scc_min']} queries |",
+        f"| ZQC | {d['zqc']:,} | clusters no query touches ({d['zero_query_chunks']:,} chunk "
+        f"memberships) |",
+        "",
+        "Queries per stratum: "
+        + "; ".join(
+            f"{name} " + ", ".join(f"{k} {v}" for k, v in counts.items())
+            for name, counts in d["strata_counts"].items()
+        )
+        + ".",
+        "",
+        "## Largest zero-query clusters",
+        "",
+        "| cluster | label | entities | chunks |",
+        "|---:|---|---:|---:|",
+    ]
+    lines += [
+        f"| {c['id']} | {_cell(c['label'])} | {c['n_entities']} | {c['n_chunks']} |"
+        for c in d["largest_zero_query_clusters"]
+    ]
+    rows = d["clusters"] if max_rows is None else d["clusters"][:max_rows]
+    lines += [
+        "",
+        "## Clusters",
+        "",
+        "Ordered by size (entities). `queries`: queries with an entity in the cluster; "
+        "`primary`: queries whose gold evidence mostly lies in it.",
+        "",
+        "| cluster | label | entities | chunks | queries | primary |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {c['id']} | {_cell(c['label'])} | {c['n_entities']} | {c['n_chunks']} | "
+        f"{c['n_queries']} | {c['n_primary']} |"
+        for c in rows
+    ]
+    if len(rows) < len(d["clusters"]):
+        lines.append(
+            f"| … | {len(d['clusters']) - len(rows):,} more clusters in the report file | | | | |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def write(doc: Mapping[str, Any], strata_path: Path) -> tuple[Path, Path]:
+    """<strata file stem>.report.md and .report.json next to the strata file."""
+    md = strata_path.with_suffix(".report.md")
+    js = strata_path.with_suffix(".report.json")
+    write_text_atomic(md, markdown(doc))
+    write_text_atomic(js, to_json(diagnostics(doc)))
+    return md, js

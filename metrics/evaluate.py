@@ -1,0 +1,110 @@
+"""Score a run against a benchmark's gold, per query, and aggregate overall and per stratum."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from harness.core.labels import label_order
+from harness.core.types import Benchmark, Run
+from metrics import standard, stats
+from metrics.registry import Metric
+
+
+@dataclass(frozen=True)
+class BootstrapSpec:
+    """How to bootstrap the CI of each mean: resamples, confidence level, seed."""
+
+    samples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+
+def per_query(
+    benchmark: Benchmark, run: Run, metrics: Sequence[Metric], *, level: int = 1
+) -> dict[str, np.ndarray]:
+    """Metric name -> values in benchmark query order.
+
+    A query the run has no ranking for scores as an empty list (0, as `trec_eval -c`);
+    a query without gold is NaN for every metric that needs gold. `level` is the lowest
+    qrels grade that counts as relevant for the standard binary metrics.
+    """
+    queries = benchmark.queries
+    grouped = [m for m in metrics if m.family.kind == "group"]
+    values = {m.name: np.empty(len(queries)) for m in grouped}
+    for i, q in enumerate(queries):
+        ranked = run[q.query_id].ids
+        for m in grouped:
+            values[m.name][i] = m(q, ranked)
+    batch = [m for m in metrics if m.family.kind == "standard"]
+    if batch:
+        rankings = [run[q.query_id] for q in queries]
+        _check_codes(benchmark, rankings)
+        computed = standard.evaluate(
+            rankings,
+            standard.prepare([q.judgments for q in queries], benchmark.vocab),
+            [(m.family.name, m.k) for m in batch],
+            level=level,
+        )
+        values.update({m.name: computed[(m.family.name, m.k)] for m in batch})
+    return {m.name: values[m.name] for m in metrics}
+
+
+def _check_codes(benchmark: Benchmark, rankings) -> None:
+    """Codes must be positions in this benchmark's corpus, or matches would be wrong: check
+    each ranking's first and last chunk (cheap; catches a retriever with another order)."""
+    ids = list(benchmark.corpus)
+    for r in rankings:
+        if (
+            r.codes is not None
+            and len(r.ids)
+            and (ids[r.codes[0]] != r.ids[0] or ids[r.codes[-1]] != r.ids[-1])
+        ):
+            raise ValueError(
+                f"ranking codes do not follow the corpus order of '{benchmark.name}' "
+                f"(code {r.codes[0]} is '{ids[r.codes[0]]}', id is '{r.ids[0]}')"
+            )
+
+
+def summarize(
+    values: Mapping[str, np.ndarray],
+    mask: np.ndarray | None = None,
+    ci: BootstrapSpec | None = None,
+) -> dict[str, Any]:
+    """n queries, mean per metric over defined values, how many were NaN (excluded), and
+    with `ci` a percentile bootstrap interval of each mean."""
+    n = len(next(iter(values.values()))) if mask is None else int(mask.sum())
+    mean: dict[str, float | None] = {}
+    excluded: dict[str, int] = {}
+    interval: dict[str, list[float] | None] = {}
+    for name, vals in values.items():
+        v = vals if mask is None else vals[mask]
+        defined = v[~np.isnan(v)]
+        excluded[name] = int(len(v) - len(defined))
+        mean[name] = math.fsum(defined.tolist()) / len(defined) if len(defined) else None
+        if ci is not None:
+            bounds = stats.bootstrap_ci(
+                defined, samples=ci.samples, confidence=ci.confidence, seed=ci.seed
+            )
+            interval[name] = None if bounds is None else list(bounds)
+    out: dict[str, Any] = {"n": n, "mean": mean, "excluded": excluded}
+    if ci is not None:
+        out["ci"] = interval
+    return out
+
+
+def aggregate(
+    values: Mapping[str, np.ndarray],
+    strata: Mapping[str, Sequence[str]],
+    ci: BootstrapSpec | None = None,
+) -> dict[str, Any]:
+    """Overall summary plus one summary per label of every stratification."""
+    out: dict[str, Any] = {"overall": summarize(values, ci=ci)}
+    for strat, labels in strata.items():
+        arr = np.asarray(labels, dtype=object)
+        out[strat] = {lab: summarize(values, arr == lab, ci) for lab in label_order(list(labels))}
+    return out
