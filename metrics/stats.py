@@ -1,4 +1,5 @@
-"""Paired significance tests and bootstrap intervals over per-query metric values (SPEC 7).
+"""Paired significance tests and bootstrap intervals over per-query metric values
+(docs/metrics.md#confidence-intervals-and-paired-statistics).
 
 All functions take per-query arrays aligned by query; NaN entries (queries without gold)
 are dropped pairwise. Every random draw comes from a generator seeded by the caller, so a

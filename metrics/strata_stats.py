@@ -1,5 +1,6 @@
-"""Statistics of a metric across strata (SPEC 5.4): σ_overall, pooled σ_within, the variance
-ratio reduction (VRR) of a stratification, aggregates across clusters, bootstrap win rates.
+"""Statistics of a metric across strata (docs/stratification.md#variance-explained-vrr):
+σ_overall, pooled σ_within, the variance ratio reduction (VRR) of a stratification, aggregates
+across clusters, bootstrap win rates.
 
 Per-query values that are NaN (a query the metric is undefined for) are left out, as in
 the means everywhere else. Standard deviations are population ones (ddof = 0), so that
@@ -93,9 +94,9 @@ def _coded_aggregates(
 def cluster_aggregates(
     values: Sequence[float], clusters: Sequence[Hashable | None], *, min_queries: int = 5
 ) -> ClusterAggregates:
-    """The four aggregates of SPEC 5.4. Queries without a cluster (None) count in `overall`
-    only. Macro and median run over every cluster with a query; `worst` only over clusters
-    with at least `min_queries` queries (NaN when none has that many), as the SPEC says; a
+    """The four aggregates of docs/stratification.md#aggregates-across-clusters. Queries
+    without a cluster (None) count in `overall` only. Macro and median run over every cluster with a query; `worst` only over clusters
+    with at least `min_queries` queries (NaN when none has that many), as defined there; a
     tie for worst goes to the cluster whose label sorts first."""
     codes, names = _codes(clusters)
     v = np.asarray(values, dtype=np.float64)

@@ -4,7 +4,10 @@ Both run in the same process on the same inputs (RedQA General-Wiki: 3,218 chunk
 688 queries), so the ratio is what to read on a shared, noisy machine. Also checks
 that both give identical canonical top-10 lists.
 
-    HARNESS_DATA_DIR=../shared/data python scripts/bench_bm25.py [--repeat 3]
+    HARNESS_DATA_DIR=/path/to/data python scripts/bench_bm25.py [--repeat 3]   # or --file PATH
+
+where /path/to/data holds redqa/general-wiki.json
+(docs/benchmarks.md#bm25-index--top-100-retrieval-on-redqa-general-wiki).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.benchmarks import load_redqa  # noqa: E402
-from harness.types import canonical  # noqa: E402
+from harness.core.types import canonical  # noqa: E402
+from harness.data.benchmarks import load_redqa  # noqa: E402
 from retrievers.bm25 import BM25  # noqa: E402
 
 

@@ -1,8 +1,8 @@
 """Time corpus Similarity (%) by the O(M·d) formula against the brute-force M×M cosine matrix.
 
-SPEC 6 / issue 6 target: the O(M·d) path on all 3,218 General-Wiki chunks (MiniLM, d = 384)
-under 0.1 s on this 2-core machine. Both are timed in the same run (median of --repeat), and
-their values are compared.
+Target: the O(M·d) path (docs/metrics.md#corpus-diagnostics) on all 3,218 General-Wiki chunks
+(MiniLM, d = 384) under 0.1 s on this 2-core machine. Both are timed in the same run (median
+of --repeat), and their values are compared.
 
     python scripts/bench_similarity.py                  # General-Wiki, MiniLM (embeddings cached)
     python scripts/bench_similarity.py --random 20000   # random 20k x 384 matrix instead
@@ -36,13 +36,13 @@ def brute_force(emb: np.ndarray) -> float:
 
 
 def general_wiki_embeddings() -> np.ndarray:
-    from harness.benchmarks import load_benchmark
-    from harness.strata_build import make_embedder
+    from harness.data.benchmarks import load_benchmark
+    from harness.strata.build import make_embedder
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from omegaconf import OmegaConf
 
-    from harness.config import conf_dir
+    from harness.core.paths import conf_dir
 
     cfg = OmegaConf.to_container(OmegaConf.load(conf_dir() / "corpus" / "general-wiki.yaml"))
     bench = load_benchmark(cfg)
@@ -52,7 +52,7 @@ def general_wiki_embeddings() -> np.ndarray:
 
 
 def main() -> None:
-    from harness.diagnose import similarity
+    from harness.strata.diagnostics import similarity
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=7, help="timed repetitions (median reported)")

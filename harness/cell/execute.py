@@ -244,8 +244,8 @@ def _up_to_date(cell_dir: Path, cfg, bench, doc, strata_path) -> CellResult | No
 
 
 def corpus_diagnostics(bench, retriever) -> dict[str, Any]:
-    """SPEC 6 corpus diagnostics the cell gets for free: gold redundancy always, Similarity
-    when the retriever embedded the corpus (python -m harness.diagnose picks the embedder)."""
+    """Corpus diagnostics (docs/metrics.md#corpus-diagnostics) every cell records: gold
+    redundancy always, Similarity when the retriever embedded the corpus."""
     from harness.strata.diagnostics import gold_redundancy, similarity
 
     emb = getattr(retriever, "corpus_embeddings", None)

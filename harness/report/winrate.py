@@ -1,5 +1,6 @@
-"""Bootstrap win rates of retriever A over B across semantic clusters (SPEC 5.4), for
-`python -m harness.compare --winrate A B`: a Markdown table and a bar plot."""
+"""Bootstrap win rates of retriever A over B across semantic clusters
+(docs/stratification.md#win-rates), for `python -m harness.compare --winrate A B`: a Markdown
+table and a bar plot."""
 
 from __future__ import annotations
 

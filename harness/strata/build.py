@@ -1,5 +1,6 @@
-"""Build a benchmark's semantic strata (SPEC 5.2-5.3): entities -> entity graph -> Leiden
-clusters -> each query's primary cluster, Δ, J and their tertiles, as one JSON document.
+"""Build a benchmark's semantic strata (docs/stratification.md#how-the-semantic-strata-are-
+built): entities -> entity graph -> Leiden clusters -> each query's primary cluster, Δ, J and
+their tertiles, as one JSON document.
 
 The document depends only on the benchmark and the strata parameters, never on a retriever,
 and is byte-identical when rebuilt from the same inputs (no dates, sorted entity order).
@@ -216,7 +217,7 @@ def build(bench: Benchmark, cfg: Mapping[str, Any], runtime: Mapping[str, Any]) 
 
 
 def _entity_text(m: Mention) -> str:
-    """What is embedded for an entity (SPEC: name + ": " + description)."""
+    """What is embedded for an entity (name + ": " + description)."""
     return f"{m.name}: {m.description}" if m.description else m.name
 
 

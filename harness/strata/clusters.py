@@ -1,4 +1,5 @@
-"""Entity graph and Leiden clusters (SPEC 5.2 steps 2-3), from entity embeddings.
+"""Entity graph and Leiden clusters (docs/stratification.md#entity-graph-and-clusters), from
+entity embeddings.
 
 Each entity is joined to its k nearest neighbours (FAISS inner product over L2-normalised
 embeddings, i.e. cosine) whose similarity is at least τ; the graph is undirected, an edge

@@ -1,4 +1,5 @@
-"""`python -m harness.diagnose corpus=NAME [embedder=minilm]`: corpus diagnostics (SPEC 6).
+"""`python -m harness.diagnose corpus=NAME [embedder=minilm]`: corpus diagnostics
+(docs/metrics.md#corpus-diagnostics).
 
 Similarity (%) is the mean cosine over all distinct pairs of chunk embeddings, computed in
 O(M·d) from the sum of the normalised embeddings; gold redundancy (%) is the share of gold

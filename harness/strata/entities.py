@@ -1,4 +1,5 @@
-"""Entities of chunks and queries (SPEC 5.2 step 1): name normalisation and the offline extractor.
+"""Entities of chunks and queries (docs/stratification.md#entities): name normalisation and the
+offline extractor.
 
 The offline extractor needs no network and no model. It finds two kinds of candidates in each
 sentence, by rules that are easy to check:

@@ -1,4 +1,5 @@
-"""Entities from an OpenAI-compatible chat endpoint (SPEC 5.2 step 1, LLM mode).
+"""Entities from an OpenAI-compatible chat endpoint (docs/stratification.md#entities, LLM
+extractor).
 
 Each text is one chat request asking for JSON `{"entities": [{"name", "description"}]}`. An
 answer that is not such JSON is asked for again (with backoff), then fails naming the text.

@@ -1,5 +1,6 @@
-"""Coverage diagnostics of a benchmark from its strata (SPEC 5.4): MSC, SCC, ZQC, the largest
-zero-query clusters, and the clusters × (chunks, queries) table, as Markdown and JSON."""
+"""Coverage diagnostics of a benchmark from its strata (docs/stratification.md#coverage-
+diagnostics): MSC, SCC, ZQC, the largest zero-query clusters, and the clusters × (chunks,
+queries) table, as Markdown and JSON."""
 
 from __future__ import annotations
 

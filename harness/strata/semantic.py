@@ -1,9 +1,9 @@
-"""Semantic strata from an entity -> cluster assignment (SPEC 5.2-5.4): each query's primary
-cluster, relevance dispersion Δ, semantic alignment J, tertile cuts, and the benchmark's
+"""Semantic strata from an entity -> cluster assignment (docs/stratification.md): each query's
+primary cluster, relevance dispersion Δ, semantic alignment J, tertile cuts, and the benchmark's
 coverage of the corpus (MSC, SCC, ZQC).
 
 Everything here takes clusters as plain integers, so it is independent of how entities were
-extracted and clustered. Choices the SPEC leaves open are written next to the code and in
+extracted and clustered. Choices the definitions leave open are written next to the code and in
 docs/stratification.md.
 """
 
@@ -36,7 +36,7 @@ def alignment(query_clusters: Collection[int], gold_clusters: Collection[int]) -
     """J = |C(q) ∩ C(D(q))| / |C(q) ∪ C(D(q))|.
 
     NaN when either side is empty: with no query entity mapped, or no entity in the gold
-    chunks, alignment is undefined rather than 0 (choice; the SPEC's `n/a` stratum)."""
+    chunks, alignment is undefined rather than 0 (choice; the `n/a` stratum)."""
     q, g = set(query_clusters), set(gold_clusters)
     if not q or not g:
         return math.nan
@@ -83,7 +83,8 @@ class Tertiles:
 
 @dataclass(frozen=True)
 class CorpusCoverage:
-    """How well the queries cover the corpus's clusters (SPEC 5.4)."""
+    """How well the queries cover the corpus's clusters
+    (docs/stratification.md#coverage-diagnostics)."""
 
     msc: float  # share of clusters touched by at least one query
     scc: float  # share of chunks in at least one cluster touched by more than `scc_min` queries

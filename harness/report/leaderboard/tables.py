@@ -1,6 +1,6 @@
 """Leaderboard tables built from a Board: the RARE Table 3 layout, a hop table per corpus and
-the reproduction report against the published numbers, each as a plain Table that the
-renderers (board_render) turn into Markdown, LaTeX and CSV."""
+the reproduction report against the published numbers, each as a plain Table that the renderers
+(board_render) turn into Markdown, LaTeX and CSV."""
 
 from __future__ import annotations
 
@@ -64,8 +64,8 @@ def _pct(x) -> float | None:
 
 
 class Significance:
-    """Paired randomization tests against the best retriever of a column (SPEC 7), on the
-    per-query files; Holm-corrected over the retrievers of that column. Cells whose
+    """Paired randomization tests against the best retriever of a column, on the per-query
+    files (docs/metrics.md#paired-randomization-test); Holm-corrected over the retrievers of that column. Cells whose
     per_query.csv is missing or damaged get no marker (and one problem line)."""
 
     def __init__(self, board: Board, opts: Options):
