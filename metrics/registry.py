@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from harness.core.errors import ConfigError, did_you_mean
 from harness.core.types import Query
-from metrics import group
+from metrics import group, standard
 
 # A per-query group metric: (query, ranked chunk ids, k) -> float (NaN when undefined).
 MetricFn = Callable[[Query, Sequence[str], int], float]
@@ -85,6 +85,9 @@ _STANDARD = (
     Family("Rprec", "standard", "precision at rank R, R = number of relevant", cut=False),
 )
 FAMILIES: dict[str, Family] = {f.name.lower(): f for f in (*_GROUP, *_STANDARD)}
+# every standard family has its formula in metrics.standard, and only those
+if {f.name for f in _STANDARD} != set(standard.FORMULAS):
+    raise RuntimeError("metrics.registry and metrics.standard.FORMULAS list different families")
 
 # Other common spellings -> registry key. 'map@K' means map_cut@K.
 ALIASES = {

@@ -112,26 +112,45 @@ def evaluate(
     rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel = scan(
         flat, offsets, jcodes, judged.grades, jstarts, np.asarray(cuts, np.int64), level, width
     )
+    counts = Counts(rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel)
     out: dict[tuple[str, int | None], np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
-        no_rel = np.where(num_rel > 0, 1.0, np.nan)
         for family, k in wanted:
-            c = col[width if k is None else k]
-            if family == "recall":
-                v = rel_at[:, c] / num_rel
-            elif family == "P":
-                v = rel_at[:, c] / k * no_rel
-            elif family == "success":
-                v = (rel_at[:, c] > 0) * no_rel
-            elif family == "recip_rank":
-                v = np.where(first < k, 1.0 / (first + 1), 0.0) * no_rel
-            elif family in ("map_cut", "map"):
-                v = ap_at[:, c] / num_rel
-            elif family == "Rprec":
-                v = top_r / num_rel
-            elif family == "ndcg_cut":  # 0/0 = NaN where a query has no positive grade
-                v = dcg_at[:, c] / idcg_at[:, c]
-            else:
+            if family not in FORMULAS:
                 raise ValueError(f"unknown standard metric family '{family}'")
-            out[(family, k)] = np.asarray(v, dtype=np.float64)
+            c = col[width if k is None else k]
+            out[(family, k)] = np.asarray(FORMULAS[family](counts, c, k), dtype=np.float64)
     return out
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the scan counted per query (rows) at each cut (columns): the inputs of every formula."""
+
+    rel_at: np.ndarray
+    ap_at: np.ndarray
+    dcg_at: np.ndarray
+    idcg_at: np.ndarray
+    first: np.ndarray  # 0-based rank of the first relevant chunk
+    top_r: np.ndarray  # relevant chunks in the top R
+    num_rel: np.ndarray
+
+    @property
+    def defined(self) -> np.ndarray:
+        """1 where a query has a relevant chunk, NaN where it has none (binary metrics)."""
+        return np.where(self.num_rel > 0, 1.0, np.nan)
+
+
+# family -> formula(counts, column of the cut, K): one per trec_eval measure; the registry
+# (metrics.registry) names these families and says which are cut at K.
+FORMULAS = {
+    "recall": lambda s, c, k: s.rel_at[:, c] / s.num_rel,
+    "P": lambda s, c, k: s.rel_at[:, c] / k * s.defined,
+    "success": lambda s, c, k: (s.rel_at[:, c] > 0) * s.defined,
+    "recip_rank": lambda s, c, k: np.where(s.first < k, 1.0 / (s.first + 1), 0.0) * s.defined,
+    "map_cut": lambda s, c, k: s.ap_at[:, c] / s.num_rel,
+    "map": lambda s, c, k: s.ap_at[:, c] / s.num_rel,
+    "Rprec": lambda s, c, k: s.top_r / s.num_rel,
+    # 0/0 = NaN where a query has no positive grade
+    "ndcg_cut": lambda s, c, k: s.dcg_at[:, c] / s.idcg_at[:, c],
+}

@@ -95,8 +95,8 @@ def cluster_aggregates(
     values: Sequence[float], clusters: Sequence[Hashable | None], *, min_queries: int = 5
 ) -> ClusterAggregates:
     """The four aggregates of docs/stratification.md#aggregates-across-clusters. Queries
-    without a cluster (None) count in `overall` only. Macro and median run over every cluster with a query; `worst` only over clusters
-    with at least `min_queries` queries (NaN when none has that many), as defined there; a
+    without a cluster (None) count in `overall` only. Macro and median run over every
+    cluster with a query; `worst` only over clusters with at least `min_queries` queries (NaN when none has that many), as defined there; a
     tie for worst goes to the cluster whose label sorts first."""
     codes, names = _codes(clusters)
     v = np.asarray(values, dtype=np.float64)

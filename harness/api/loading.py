@@ -34,12 +34,12 @@ def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benc
     return load({"format": fmt, "path": str(path), **options})
 
 
-def get_retriever(name: str, **overrides: Any):
-    """The retriever conf/retriever/NAME.yaml describes, with `overrides` applied (e.g.
-    `get_retriever("bm25", k1=0.9)`, `get_retriever("minilm", device="cpu")`)."""
+def get_retriever(config: str, /, **overrides: Any):
+    """The retriever conf/retriever/CONFIG.yaml describes, with `overrides` applied (e.g.
+    `get_retriever("bm25", k1=0.9, name="bm25-k1")`, `get_retriever("minilm", device="cpu")`)."""
     from harness.core.confs import named_config
     from retrievers import build_retriever
 
     runtime = {k: overrides.pop(k) for k in RUNTIME_KEYS if k in overrides}
-    cfg = named_config("retriever", name, overrides)
+    cfg = named_config("retriever", config, overrides)
     return build_retriever(cfg, runtime)

@@ -37,7 +37,7 @@ def _omegaconf_message(exc: Exception) -> str:
     first = str(exc).splitlines()[0]
     key = getattr(exc, "full_key", None)
     if "Missing mandatory value" in first and key:
-        return f"{key} is required; set it on the command line, e.g. {key}=/path/to/data"
+        return f"{key} is required; set it on the command line: {key}=..."
     return first
 
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cli.common import ArgumentParser, guarded
+from harness.cli.common import ArgumentParser, guarded, notes_to_stderr
 from harness.core.errors import HarnessError
 from harness.report.leaderboard.publish import FORMATS, TABLES, build, write
 
@@ -81,6 +81,7 @@ def _build_and_write(args: argparse.Namespace):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    notes_to_stderr()
     from harness.report.leaderboard import render as R
 
     args = guarded(_parser().parse_args, argv)

@@ -65,8 +65,9 @@ def _pct(x) -> float | None:
 
 class Significance:
     """Paired randomization tests against the best retriever of a column, on the per-query
-    files (docs/metrics.md#paired-randomization-test); Holm-corrected over the retrievers of that column. Cells whose
-    per_query.csv is missing or damaged get no marker (and one problem line)."""
+    files (docs/metrics.md#paired-randomization-test); Holm-corrected over the retrievers of
+    that column. Cells whose per_query.csv is missing or damaged get no marker (and one
+    problem line)."""
 
     def __init__(self, board: Board, opts: Options):
         self.board, self.opts = board, opts

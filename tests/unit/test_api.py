@@ -1,0 +1,131 @@
+"""The public API at `import harness`: lazy, and the same numbers as the CLI's cell files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import harness
+from harness.core.errors import ConfigError, HarnessError
+from tests.conftest import ROOT, write_redqa
+
+
+def test_import_loads_neither_torch_nor_hydra_nor_pandas():
+    code = (
+        "import harness, sys; print(harness.__all__); "
+        "bad = [m for m in ('torch', 'hydra', 'pandas') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_every_public_name_resolves():
+    for name in harness.__all__:
+        assert getattr(harness, name) is not None
+    with pytest.raises(AttributeError):
+        harness.no_such_thing  # noqa: B018
+
+
+def test_evaluate_matches_the_cli_cell(tmp_path):
+    from harness.cli.run import run as cli_run
+    from harness.core.confs import named_config
+
+    cfg = {
+        "retriever": named_config("retriever", "bm25"),
+        "corpus": named_config("corpus", "demo"),
+        "metrics": {"names": ["coverage", "ndcg"], "k": [10], "relevance_level": 1},
+        "retrieval": {"depth": 100},
+        "results": {"dir": str(tmp_path / "results"), "write": True},
+        "stats": {"bootstrap": 200, "confidence": 0.95, "seed": 0},
+    }
+    cli_run(cfg)
+    cell = tmp_path / "results" / "demo" / "bm25"
+    doc = json.loads((cell / "metrics.json").read_text())
+    ev = harness.evaluate(
+        "demo", harness.get_retriever("bm25"), ["coverage", "ndcg"], 10, bootstrap=200
+    )
+    summary = ev.summary
+    assert list(summary.index[:2]) == ["overall", "hop=1"]
+    for stratum, s in [("overall", doc["results"]["overall"])] + [
+        (f"hop={k}", v) for k, v in doc["results"]["hop"].items()
+    ]:
+        assert summary.loc[stratum, "n"] == s["n"]
+        for m in ("coverage@10", "ndcg@10"):
+            assert summary.loc[stratum, m] == s["mean"][m]
+            assert [summary.loc[stratum, f"{m} ci_low"], summary.loc[stratum, f"{m} ci_high"]] == s[
+                "ci"
+            ][m]
+    cli_rows = pd.read_csv(cell / "per_query.csv", dtype={"hop": str}).set_index("query_id")
+    pd.testing.assert_frame_equal(ev.per_query, cli_rows, check_dtype=False)
+    # save() writes the cell files the CLI writes; the numbers and the run are identical
+    saved = ev.save(tmp_path / "api_cell")
+    for name in ("per_query.csv", "run.trec", "qrels.trec"):
+        assert (saved / name).read_text() == (cell / name).read_text(), name
+    again = json.loads((saved / "metrics.json").read_text())
+    assert again["results"] == doc["results"] and again["variance"] == doc["variance"]
+    with pytest.raises(HarnessError, match="overwrite=True"):
+        ev.save(saved)
+
+
+def test_run_round_trip_through_trec_and_dicts(tmp_path):
+    run = harness.Run.from_dict({"q1": {"b": 1.0, "a": 1.0, "c": 3.0}}, name="mine")
+    assert run["q1"].ids == ("c", "b", "a")  # score desc, ties by id desc
+    path = run.to_trec(tmp_path / "mine.trec")
+    assert path.read_text().splitlines()[0] == "q1 Q0 c 1 3.0 mine"
+    back = harness.Run.from_trec(path)
+    assert back.name == "mine" and back.to_dict() == run.to_dict()
+    with pytest.raises(HarnessError, match="white space"):
+        harness.Run.from_dict({"q 1": {"a": 1.0}}).to_trec(tmp_path / "bad.trec")
+
+
+def test_evaluate_a_dict_run_with_custom_strata(tmp_path):
+    path = write_redqa(tmp_path / "tiny.json")
+    bench = harness.load_benchmark(path)
+    run = {"q1": {"c1": 2.0, "c3": 1.0}, "q2": {"c4": 1.0}}
+    ev = harness.evaluate(
+        bench, run, ["coverage"], 1, strata={"kind": {"q1": "a", "q2": "b"}}, bootstrap=0
+    )
+    assert ev.summary.loc["overall", "coverage@1"] == pytest.approx((0.5 + 0.0) / 2)
+    assert ev.summary.loc["kind=a", "coverage@1"] == 0.5
+    assert ev.per_query["kind"].tolist() == ["a", "b"]
+    with pytest.raises(ConfigError, match="no label for query 'q2'"):
+        harness.evaluate(bench, run, strata={"kind": {"q1": "a"}})
+
+
+def test_experiment_rows_and_significance_columns():
+    df = harness.Experiment(
+        ["bm25", harness.get_retriever("bm25", k1=0.1, name="bm25-k1")],
+        "demo",
+        ["ndcg"],
+        10,
+        permutations=500,
+    )
+    assert df["name"].tolist() == ["bm25", "bm25-k1"]
+    for col in ("ndcg@10", "ndcg@10 +", "ndcg@10 -", "ndcg@10 p", "ndcg@10 p_holm", "ndcg@10 sig"):
+        assert col in df.columns
+    assert np.isnan(df.loc[0, "ndcg@10 p"]) and 0 < df.loc[1, "ndcg@10 p"] <= 1
+    with pytest.raises(ConfigError, match="correction"):
+        harness.Experiment(["bm25"], "demo", correction="fdr")
+
+
+def test_compare_matches_the_cli_report(tmp_path):
+    a = harness.evaluate("demo", "bm25", ["ndcg"], 10, bootstrap=0)
+    b = harness.evaluate("demo", "bm25-simple", ["ndcg"], 10, bootstrap=0)
+    report = harness.compare(
+        a.save(tmp_path / "a"), b.save(tmp_path / "b"), permutations=500, bootstrap=500
+    )
+    frame = report.to_dataframe()
+    assert set(frame["stratum"]) >= {"overall", "hop=1"}
+    assert "# Retrieval comparison: demo" in report.to_markdown()
+    from_objects = harness.compare(a, b, permutations=500, bootstrap=500).to_dataframe()
+    assert frame["delta"].tolist() == from_objects["delta"].tolist()
+
+
+def test_load_benchmark_by_unknown_name_says_what_it_accepts():
+    with pytest.raises(ConfigError, match="neither a corpus config"):
+        harness.load_benchmark("general-wikki")
