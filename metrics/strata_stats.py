@@ -96,8 +96,9 @@ def cluster_aggregates(
 ) -> ClusterAggregates:
     """The four aggregates of docs/stratification.md#aggregates-across-clusters. Queries
     without a cluster (None) count in `overall` only. Macro and median run over every
-    cluster with a query; `worst` only over clusters with at least `min_queries` queries (NaN when none has that many), as defined there; a
-    tie for worst goes to the cluster whose label sorts first."""
+    cluster with a query; `worst` only over clusters with at least `min_queries` queries
+    (NaN when none has that many), as defined there; a tie for worst goes to the cluster
+    whose label sorts first."""
     codes, names = _codes(clusters)
     v = np.asarray(values, dtype=np.float64)
     overall, macro, median, worst, at = _coded_aggregates(v, codes, len(names), min_queries)
