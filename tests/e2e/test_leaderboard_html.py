@@ -9,8 +9,7 @@ import shutil
 import pytest
 
 from tests.conftest import write_redqa
-from tests.e2e.test_cli import harness
-from tests.e2e.test_leaderboard import leaderboard
+from tests.helpers.cli import harness, leaderboard
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")

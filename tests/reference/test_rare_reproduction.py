@@ -2,7 +2,7 @@
 
 import csv
 
-from harness.run import run_cell
+from harness.cell.execute import run_cell
 from tests.conftest import ROOT
 
 TOLERANCE = 0.3  # percentage points

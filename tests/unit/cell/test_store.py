@@ -4,9 +4,10 @@ import math
 
 import pytest
 
-from harness.errors import HarnessError
-from harness.results import check_writable, run_trec, to_json, write_cell
-from harness.types import Benchmark, Chunk, Query, Run
+from harness.cell.store import run_trec, write_cell
+from harness.core.errors import HarnessError
+from harness.core.files import check_writable, to_json
+from harness.core.types import Benchmark, Chunk, Query, Run
 
 
 def test_write_cell_replaces_whole_directory(tmp_path):

@@ -4,8 +4,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from harness.config import conf_dir, group_options, register
-from harness.errors import ConfigError
+from harness.cli.hydra_conf import register
+from harness.core.errors import ConfigError
+from harness.core.paths import conf_dir, group_options
 from metrics.registry import metrics_for
 from retrievers import build_retriever
 
@@ -26,6 +27,8 @@ def test_every_cell_composes(hydra_ctx, retriever, corpus):
         overrides.append("corpus.path=/data/x")
     if retriever == "run_file":
         overrides.append("retriever.path=/runs/run_file.trec")
+    if retriever == "custom":  # a plug-in: any class with the retriever protocol
+        overrides.append("retriever._target_=retrievers.bm25.BM25")
     cfg = compose(config_name="config", overrides=overrides)
     resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     assert resolved["corpus"]["format"] in ("redqa", "beir")

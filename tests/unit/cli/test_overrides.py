@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.config import check_overrides, override_args
-from harness.errors import ConfigError
+from harness.cli.hydra_conf import check_overrides, override_args
+from harness.core.errors import ConfigError
 
 
 def test_check_overrides_did_you_mean():
@@ -53,7 +53,8 @@ def test_launchers_experiment_and_force():
 def test_rare_table3_preset_sweeps_the_paper_grid():
     from hydra import compose, initialize_config_dir
 
-    from harness.config import conf_dir, register
+    from harness.cli.hydra_conf import register
+    from harness.core.paths import conf_dir
 
     register()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
@@ -62,7 +63,7 @@ def test_rare_table3_preset_sweeps_the_paper_grid():
     assert params.corpus.split(",") == ["finance", "patent", "legal", "general-wiki"]
     retrievers = params.retriever.split(",")
     assert len(retrievers) == 9 and retrievers[0] == "bm25" and "qwen3-8b" in retrievers
-    from harness.config import group_options
+    from harness.core.paths import group_options
 
     assert set(retrievers) <= set(group_options("retriever"))
     # the same names as the published rows, so the reproduction report pairs them up

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.types import Run, canonical
+from harness.core.types import Run, canonical
 
 
 def test_ties_break_by_id_descending_in_byte_order():

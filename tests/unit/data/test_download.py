@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import datasets
-from harness.benchmarks import load_benchmark
-from harness.errors import BenchmarkError, ChecksumError
+from harness.core import paths
+from harness.core.errors import BenchmarkError, ChecksumError
+from harness.data import download as datasets
+from harness.data.benchmarks import load_benchmark
 from tests.conftest import write_redqa
 
 
@@ -91,7 +92,7 @@ def test_unreachable_source_says_where_to_put_the_file(tmp_path, monkeypatch):
 def test_data_dir_default(monkeypatch):
     monkeypatch.delenv("HARNESS_DATA_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", "/x/cache")
-    assert datasets.data_dir() == Path("/x/cache/retrieval-harness")
+    assert paths.data_dir() == Path("/x/cache/retrieval-harness")
 
 
 def test_unwritable_data_dir(tmp_path, monkeypatch):

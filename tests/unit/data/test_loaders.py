@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from harness.benchmarks import load_beir, load_benchmark, load_redqa
-from harness.errors import BenchmarkError, ConfigError
+from harness.core.errors import BenchmarkError, ConfigError
+from harness.data.benchmarks import load_beir, load_benchmark, load_redqa
 from tests.conftest import write_redqa
 
 

@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from harness.evaluate import aggregate, per_query
-from harness.strata import hop_label, label_order, stratify
-from harness.types import Benchmark, Chunk, Query, Ranking, Run
+from harness.core.labels import label_order
+from harness.core.types import Benchmark, Chunk, Query, Ranking, Run
+from harness.strata.hop import hop_label, stratify
+from metrics.evaluate import aggregate, per_query
 from metrics.registry import metrics_for
 
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from harness.types import Run
+from harness.core.types import Run
 from metrics.group import coverage, mrr, ndcg, perfrecall
 
 # b is shared by G1 and G3.

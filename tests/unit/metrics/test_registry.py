@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
 from metrics.registry import FAMILIES, metrics_for, parse_metric
 
 

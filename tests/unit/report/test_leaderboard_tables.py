@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.board import Board, Entry, Reference
-from harness.board_render import csv_text, latex, markdown, tex_escape
-from harness.board_tables import Options, hops, reproduction, table3
+from harness.report.leaderboard.collect import Board, Entry, Reference
+from harness.report.leaderboard.render import csv_text, latex, markdown, tex_escape
+from harness.report.leaderboard.tables import Options, hops, reproduction, table3
 
 
 def _entry(corpus, retriever, cov, perf, hop=None, checksum="sha256:a", stale=False):

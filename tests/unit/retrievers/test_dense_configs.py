@@ -5,7 +5,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from harness.config import conf_dir, group_options, register
+from harness.cli.hydra_conf import register
+from harness.core.paths import conf_dir, group_options
 from retrievers import build_retriever
 from retrievers.encoders import DTYPES
 

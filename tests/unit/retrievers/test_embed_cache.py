@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 from retrievers.embed_cache import EmbeddingCache, cache_key, encode_cached
 
 TEXTS = [f"text number {i}" for i in range(10)]
@@ -56,7 +56,8 @@ def test_second_run_reuses_every_shard(tmp_path):
     assert meta["identity"] == ID and meta["n_texts"] == 10
 
 
-def test_missing_shards_are_encoded_again_and_only_those(tmp_path, capsys):
+def test_missing_shards_are_encoded_again_and_only_those(tmp_path, caplog):
+    caplog.set_level("INFO", logger="harness")
     full, _ = _encode(Fake(), tmp_path)
     shard_dir = next(tmp_path.glob("*/*"))
     (shard_dir / "000001.json").unlink()  # as if killed before the sidecar was renamed in
@@ -64,11 +65,12 @@ def test_missing_shards_are_encoded_again_and_only_those(tmp_path, capsys):
     again, stats = _encode(fake, tmp_path)
     assert fake.calls == [TEXTS[4:8]] and stats == {"cached": 2, "encoded": 1}
     assert np.array_equal(full, again)
-    assert "resuming, 2 of 3 shards" in capsys.readouterr().err
+    assert "resuming, 2 of 3 shards" in _notes(caplog)
 
 
 @pytest.mark.parametrize("damage", ["bytes", "sidecar", "shape"])
-def test_damaged_shard_is_reported_and_rebuilt(tmp_path, capsys, damage):
+def test_damaged_shard_is_reported_and_rebuilt(tmp_path, caplog, damage):
+    caplog.set_level("INFO", logger="harness")
     full, _ = _encode(Fake(), tmp_path)
     shard_dir = next(tmp_path.glob("*/*"))
     npy, side = shard_dir / "000002.npy", shard_dir / "000002.json"
@@ -84,7 +86,7 @@ def test_damaged_shard_is_reported_and_rebuilt(tmp_path, capsys, damage):
     again, _ = _encode(fake, tmp_path)
     assert fake.calls == [TEXTS[8:]]
     assert np.array_equal(full, again)
-    err = capsys.readouterr().err
+    err = _notes(caplog)
     assert "000002.npy" in err and "encoding it again" in err
 
 
@@ -119,3 +121,8 @@ def test_cache_off_encodes_in_the_same_shards(tmp_path):
     b, stats = _encode(off, None)
     assert on.calls == off.calls and [len(c) for c in off.calls] == [4, 4, 2]
     assert np.array_equal(a, b) and stats == {"cached": 0, "encoded": 3}
+
+
+def _notes(caplog) -> str:
+    """The notes the harness logged (the CLI prints them to stderr as `note:` lines)."""
+    return "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("harness"))

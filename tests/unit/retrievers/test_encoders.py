@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from harness.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError, HarnessError
 from retrievers.encoders import (
     SentenceTransformerEncoder,
     parse_devices,
@@ -69,14 +69,15 @@ class _Model:
         return np.ones((len(texts), 2), dtype=np.float32)
 
 
-def test_out_of_memory_halves_the_batch_and_says_so(capsys):
+def test_out_of_memory_halves_the_batch_and_says_so(caplog):
+    caplog.set_level("INFO", logger="harness")
     pytest.importorskip("torch")
     enc = SentenceTransformerEncoder(model="m", batch_size=64, device="cpu")
     enc._model = _Model(limit=10)
     out = enc.encode(["a", "b", "c"], "document")
     assert out.shape == (3, 2) and enc._model.sizes == [64, 32, 16, 8]
     assert enc.batch_size == 8  # kept for the rest of the run
-    err = capsys.readouterr().err
+    err = _notes(caplog)
     assert "out of GPU memory at batch size 64; retrying with 32" in err
 
 
@@ -86,3 +87,8 @@ def test_out_of_memory_at_batch_one_is_raised():
     enc._model = _Model(limit=0)
     with pytest.raises(_OOM):
         enc.encode(["a"], "query")
+
+
+def _notes(caplog) -> str:
+    """The notes the harness logged (the CLI prints them to stderr as `note:` lines)."""
+    return "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("harness"))

@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.types import Query, Run, canonical
+from harness.core.errors import ConfigError
+from harness.core.types import Query, Run, canonical
 from retrievers.hybrid import Hybrid
 
 CORPUS = {c: None for c in "abcde"}

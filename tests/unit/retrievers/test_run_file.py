@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from harness.errors import BenchmarkError, ConfigError
-from harness.types import Chunk, Query
+from harness.core.errors import BenchmarkError, ConfigError
+from harness.core.types import Chunk, Query
 from retrievers.run_file import RunFile, read_run
 
 CORPUS = {c: Chunk(c, c) for c in ("c1", "c2", "c3")}

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from harness.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError, HarnessError
 from retrievers.search import InnerProductSearch
 
 IDS = [f"c{i:02d}" for i in range(12)]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from harness.clusters import knn_graph, leiden
+from harness.strata.clusters import knn_graph, leiden
 
 pytest.importorskip("faiss")
 

@@ -8,9 +8,9 @@ import os
 import numpy as np
 import pytest
 
-from harness.diagnose import diagnose, gold_redundancy, load, similarity
-from harness.errors import HarnessError
-from harness.types import Benchmark, Chunk, Query
+from harness.core.errors import HarnessError
+from harness.core.types import Benchmark, Chunk, Query
+from harness.strata.diagnostics import diagnose, gold_redundancy, load, similarity
 
 
 def brute_force(emb: np.ndarray) -> float:
@@ -101,8 +101,8 @@ def test_general_wiki_minilm_subset_matches_brute_force(general_wiki, tmp_path):
     against the mean of the M×M cosine matrix, to 1e-6."""
     pytest.importorskip("sentence_transformers")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from harness.benchmarks import load_redqa
-    from harness.strata_build import make_embedder
+    from harness.data.benchmarks import load_redqa
+    from harness.strata.build import make_embedder
 
     bench = load_redqa(general_wiki, name="general-wiki")
     texts = [c.index_text for c in bench.corpus.values()][:400]

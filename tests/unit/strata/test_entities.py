@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.entities import OfflineExtractor, normalise
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
+from harness.strata.entities import OfflineExtractor, normalise
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,10 @@
-"""The LLM entity extractor against a stub OpenAI-compatible chat server on 127.0.0.1."""
-
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+"""The LLM entity extractor against the shared fake OpenAI-compatible server on 127.0.0.1."""
 
 import pytest
 
-from harness.errors import HarnessError
-from harness.llm_extract import LLMExtractor
+from harness.core.errors import HarnessError
+from harness.strata.llm_extract import LLMExtractor
+from tests.helpers.fake_openai import FakeOpenAI, Reply
 
 # Recorded answers, as a chat endpoint returns them (content is a string holding JSON).
 GOOD = '{"entities": [{"name": "Goetheanum", "description": "a building in Dornach, Switzerland, seat of the Anthroposophical Society"}, {"name": "Rudolf Steiner", "description": "Austrian philosopher who designed the Goetheanum"}, {"name": "goetheanum", "description": "duplicate"}]}'  # noqa: E501
@@ -17,56 +13,12 @@ NOT_JSON = "Sure! Here are the entities: Goetheanum, Rudolf Steiner."
 WRONG_SHAPE = '{"entities": [{"title": "Goetheanum"}]}'
 
 
-class Stub:
-    """Answers POST /v1/chat/completions from `script` (contents in order; then `default`)."""
-
-    def __init__(self):
-        self.requests: list[dict] = []
-        self.script: list[str] = []
-        self.default = GOOD
-        self.delay = 0.0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with outer.lock:
-                    outer.requests.append({"path": self.path, "body": body})
-                    outer.in_flight += 1
-                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
-                    content = outer.script.pop(0) if outer.script else outer.default
-                time.sleep(outer.delay)
-                with outer.lock:  # before replying: the client may send its next one at once
-                    outer.in_flight -= 1
-                out = json.dumps(
-                    {
-                        "choices": [{"message": {"role": "assistant", "content": content}}],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 20},
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
 def stub(monkeypatch):
+    """The shared fake server; its chat answers GOOD unless a test scripts other replies."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    s = Stub()
-    yield s
-    s.server.shutdown()
+    with FakeOpenAI(chat=GOOD, chat_usage={"prompt_tokens": 100, "completion_tokens": 20}) as s:
+        yield s
 
 
 def _ex(stub, tmp_path, **kw):
@@ -82,10 +34,10 @@ def test_valid_answer_is_parsed_deduplicated_and_priced(stub, tmp_path):
         ("Rudolf Steiner", "rudolf steiner"),
     ]
     req = stub.requests[0]
-    assert req["path"] == "/v1/chat/completions"
-    assert req["body"]["model"] == "stub-model"
-    assert req["body"]["response_format"] == {"type": "json_object"}
-    assert req["body"]["messages"][1]["content"] == "The Goetheanum ..."
+    assert req.path == "/v1/chat/completions"
+    assert req.body["model"] == "stub-model"
+    assert req.body["response_format"] == {"type": "json_object"}
+    assert req.body["messages"][1]["content"] == "The Goetheanum ..."
     assert (ex.usage.prompt_tokens, ex.usage.completion_tokens) == (100, 20)
     assert ex.cost() == pytest.approx((100 * 2.0 + 20 * 10.0) / 1e6)
     assert "1 requests, 0 answers from the cache, 100 prompt + 20 completion" in ex.summary()
@@ -104,13 +56,13 @@ def test_cached_answers_cost_nothing_on_a_rerun(stub, tmp_path):
 
 
 def test_fenced_json_is_accepted(stub, tmp_path):
-    stub.script = [FENCED]
+    stub.script(Reply(content=FENCED))
     names = [m.name for m in _ex(stub, tmp_path).extract("x", label="chunk 'c'")]
     assert names == ["Swiss Federal Assembly"]
 
 
 def test_answer_that_is_not_json_is_retried(stub, tmp_path):
-    stub.script = [NOT_JSON, WRONG_SHAPE]
+    stub.script(Reply(content=NOT_JSON), Reply(content=WRONG_SHAPE))
     ex = _ex(stub, tmp_path, max_retries=2)
     assert [m.name for m in ex.extract("x", label="chunk 'c'")][0] == "Goetheanum"
     assert len(stub.requests) == 3
@@ -118,7 +70,7 @@ def test_answer_that_is_not_json_is_retried(stub, tmp_path):
 
 
 def test_answer_never_json_fails_naming_the_chunk(stub, tmp_path):
-    stub.default = NOT_JSON
+    stub.chat = NOT_JSON
     ex = _ex(stub, tmp_path, max_retries=1)
     with pytest.raises(HarnessError) as err:
         ex.extract("x", label="chunk 'Goetheanum.txt_page001'")
@@ -139,13 +91,13 @@ def test_unreachable_endpoint(tmp_path, monkeypatch):
 
 
 def test_concurrency_limit_and_order(stub, tmp_path):
-    stub.delay = 0.05
+    stub.delay_s = 0.05
     ex = _ex(stub, tmp_path, concurrency=3)
     items = [(f"chunk '{i}'", f"text {i}") for i in range(12)]
     out = ex.extract_many(items)
     assert len(out) == 12 and all(m[0].name == "Goetheanum" for m in out)
     assert 1 < stub.max_in_flight <= 3
-    sent = sorted(r["body"]["messages"][1]["content"] for r in stub.requests)
+    sent = sorted(r.body["messages"][1]["content"] for r in stub.requests)
     assert sent == sorted(t for _, t in items)
 
 

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from harness.semantic import (
+from harness.strata.semantic import (
     Tertiles,
     alignment,
     corpus_coverage,
