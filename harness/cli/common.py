@@ -58,7 +58,6 @@ def notes_to_stderr() -> None:
         handler._harness = True  # type: ignore[attr-defined]
         log.addHandler(handler)
     log.setLevel(logging.INFO)
-    log.propagate = False
 
 
 def split_flags(
