@@ -87,7 +87,11 @@ def _plugin(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
         obj = cls(**kwargs)
     except TypeError as exc:
         raise ConfigError(f"retriever._target_={target}: cannot build it: {exc}") from None
-    return as_retriever(obj, name=name, runtime=runtime, where=f"retriever._target_={target}")
+    # the config's class and arguments name the model: its embeddings may be cached under them
+    cache_id = f"{target}:{sorted(kwargs.items())!r}"
+    return as_retriever(
+        obj, name=name, runtime=runtime, where=f"retriever._target_={target}", cache_id=cache_id
+    )
 
 
 def load_object(target: str) -> Any:
@@ -135,6 +139,8 @@ def as_retriever(
 
         label = name or getattr(obj, "name", None) or type(obj).__name__
         return Dense.from_encoder(obj, name=str(label), **{**(runtime or {}), **dense_options})
+    if dense_options.pop("cache_id", None) is not None and dense_options:
+        raise ConfigError(f"{where}: options {sorted(dense_options)} apply to encoders only")
     if name is not None and not isinstance(getattr(obj, "name", None), str):
         try:
             obj.name = name

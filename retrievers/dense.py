@@ -76,10 +76,16 @@ class Dense:
         self.corpus_embeddings: CorpusEmbeddings | None = None
 
     @classmethod
-    def from_encoder(cls, encoder: Any, *, name: str, **options: Any) -> Dense:
+    def from_encoder(
+        cls, encoder: Any, *, name: str, cache_id: str | None = None, **options: Any
+    ) -> Dense:
         """A dense retriever around any object with `encode(texts)` (or `encode_queries` and
-        `encode_corpus`): the embedding cache and the search backends come with it."""
-        return cls(name=name, encoder=encoder, **options)
+        `encode_corpus`), with the search backends. The embedding cache is used only under an
+        explicit `cache_id` naming the model and its settings: an object's weights cannot be
+        fingerprinted, and a key without them would hand one model's embeddings to another."""
+        if cache_id is None:
+            options["cache"] = False
+        return cls(name=name, encoder=encoder, cache_id=cache_id, **options)
 
     def embed(self, texts: Sequence[str], role: str, label: str):
         """Embeddings of `texts` as `role` ("document" or "query"), through the cache."""

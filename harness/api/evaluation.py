@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ import numpy as np
 
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.types import Benchmark, Run
+
+log = logging.getLogger("harness.api")
 
 DEFAULT_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
 DEFAULT_K = (5, 10)
@@ -29,6 +32,12 @@ class Evaluation:
     @property
     def name(self) -> str:
         return self.run.name
+
+    @property
+    def notes(self) -> list[str]:
+        """What the command line would print as notes: queries without results, run ids the
+        benchmark does not know, the embedding cache (also logged to the `harness` logger)."""
+        return list(self._extra["notes"])
 
     @property
     def values(self) -> dict[str, np.ndarray]:
@@ -190,6 +199,8 @@ def evaluate(
         "diagnostics": corpus_diagnostics(bench, retriever),
         "notes": messages(retriever, coverage),
     }
+    for note in extra["notes"]:
+        log.info(note)
     return Evaluation(bench, run, [m.name for m in chosen], scored, config, extra)
 
 
@@ -222,11 +233,19 @@ def _run_of(obj: Any, bench: Benchmark, depth: int, name: str | None):
         return _cut(run, depth), _NoRetriever()
     if isinstance(obj, Mapping):
         return Run.from_scores(name or "run", obj, depth), _NoRetriever()
-    if isinstance(obj, (str, Path)) and Path(str(obj)).expanduser().is_file():
-        run = Run.from_trec(obj, name=name, depth=depth)
-        return run, _NoRetriever()
+    from harness.core.paths import group_options
+
+    if isinstance(obj, Path) or (isinstance(obj, str) and obj not in group_options("retriever")):
+        from retrievers.run_file import RunFile
+
+        path = Path(str(obj)).expanduser()
+        if isinstance(obj, str) and not path.is_file() and "/" not in obj and "." not in obj:
+            get_retriever(obj)  # not a file either: the unknown-name error, with did-you-mean
+        retriever = RunFile(path=str(path), name=name)  # reports ids the benchmark lacks
+        retriever.index(bench.corpus)
+        return retriever.search(bench.queries, depth=depth), retriever
     if isinstance(obj, str):
-        retriever = get_retriever(obj)
+        retriever = get_retriever(obj, **({"name": name} if name else {}))
     else:
         retriever = as_retriever(obj, name=name, where=f"evaluate(..., {type(obj).__name__})")
     from harness.cell.plan import check_name
@@ -234,6 +253,8 @@ def _run_of(obj: Any, bench: Benchmark, depth: int, name: str | None):
     check_name("the retriever's name", retriever.name)
     retriever.index(bench.corpus)
     run = as_run(retriever.search(bench.queries, depth=depth), retriever.name, depth)
+    if name and run.name != name:
+        run = Run(name, {q: run[q] for q in run.query_ids()}, run.depth)
     return run, retriever
 
 

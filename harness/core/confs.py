@@ -24,7 +24,19 @@ def named_config(group: str, name: str, overrides: Mapping[str, Any] | None = No
     register()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
         cfg = compose(config_name="config", overrides=[f"{group}={name}"])
-    node = OmegaConf.merge(cfg[group], OmegaConf.create(dict(overrides or {})))
+    base = cfg[group]
+    plugin = "_target_" in base.keys()  # a plug-in's own arguments are new keys
+    for key in overrides or {}:
+        if key not in base.keys() and not plugin:
+            from harness.core.errors import ConfigError, did_you_mean
+
+            valid = [str(k) for k in base.keys()]
+            raise ConfigError(
+                f"unknown {group} setting '{key}' for '{name}'{did_you_mean(str(key), valid)}; "
+                f"settings: {', '.join(valid)}"
+            )
+    OmegaConf.set_struct(base, False)
+    node = OmegaConf.merge(base, OmegaConf.create(dict(overrides or {})))
     return OmegaConf.to_container(node, resolve=True)
 
 

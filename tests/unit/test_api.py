@@ -129,3 +129,27 @@ def test_compare_matches_the_cli_report(tmp_path):
 def test_load_benchmark_by_unknown_name_says_what_it_accepts():
     with pytest.raises(ConfigError, match="neither a corpus config"):
         harness.load_benchmark("general-wikki")
+
+
+def test_get_retriever_unknown_setting_is_one_clear_error():
+    with pytest.raises(ConfigError, match="unknown retriever setting 'k11' for 'bm25'.*'k1'"):
+        harness.get_retriever("bm25", k11=1.2)
+
+
+def test_encoder_objects_are_cached_only_under_an_explicit_id(tmp_path, monkeypatch):
+    """An object's weights cannot be fingerprinted: without cache_id nothing is cached, so a
+    changed encoder never gets another's embeddings."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "examples"))
+    from toy_plugins import HashingEncoder
+
+    from retrievers.dense import Dense
+
+    a = harness.evaluate("demo", HashingEncoder(dim=64), ["ndcg"], 10, bootstrap=0)
+    b = harness.evaluate("demo", HashingEncoder(dim=32), ["ndcg"], 10, bootstrap=0)
+    assert a.summary.loc["overall", "ndcg@10"] != b.summary.loc["overall", "ndcg@10"]
+    assert not (tmp_path / "embeddings").exists()
+    keyed = Dense.from_encoder(HashingEncoder(dim=32), name="h32", cache_id="hashing-32")
+    c = harness.evaluate("demo", keyed, ["ndcg"], 10, bootstrap=0)
+    assert c.summary.loc["overall", "ndcg@10"] == b.summary.loc["overall", "ndcg@10"]
+    assert any((tmp_path / "embeddings").rglob("*.npy"))
