@@ -139,7 +139,8 @@ def as_retriever(
 
         label = name or getattr(obj, "name", None) or type(obj).__name__
         return Dense.from_encoder(obj, name=str(label), **{**(runtime or {}), **dense_options})
-    if dense_options.pop("cache_id", None) is not None and dense_options:
+    dense_options.pop("cache_id", None)  # names an encoder's embeddings; nothing to cache here
+    if dense_options:
         raise ConfigError(f"{where}: options {sorted(dense_options)} apply to encoders only")
     if name is not None and not isinstance(getattr(obj, "name", None), str):
         try:

@@ -175,17 +175,8 @@ def evaluate(
         bootstrap=spec,
         strata_doc=doc,
         strata_path=doc_path,
+        extra_strata=custom,
     )
-    for key, labels in custom.items():
-        scored.strata[key] = labels
-    if custom:  # the extra stratifications join the aggregates and the variance table
-        from harness.strata.apply import variance
-        from metrics.evaluate import aggregate
-
-        scored.aggregated.update(
-            {k: v for k, v in aggregate(scored.values, custom, spec).items() if k != "overall"}
-        )
-        scored.variance.update(variance(scored.values, scored.strata))
     coverage = run_coverage(bench, run, retriever)
     config = {
         "retriever": {"name": run.name, "type": "python", "object": _describe(run_or_retriever)},

@@ -66,12 +66,15 @@ def score(
     strata_doc: Mapping[str, Any] | None = None,
     strata_path: Path | None = None,
     min_queries: int = 5,
+    extra_strata: Mapping[str, list[str]] | None = None,
 ) -> Scored:
-    """Score `run` on `bench`: the numbers a cell reports (the CLI and the Python API alike)."""
+    """Score `run` on `bench`: the numbers a cell reports (the CLI and the Python API alike).
+    `extra_strata` adds stratifications of the caller's (one label per query, in order)."""
     values = per_query(bench, run, metrics, level=level)
     strata = stratify(bench)
     if strata_doc is not None:
         strata.update(semantic_report.labels(bench, strata_doc))
+    strata.update(extra_strata or {})
     aggregated = aggregate(values, strata, bootstrap)
     variance = semantic_report.variance(values, strata)
     semantic = None

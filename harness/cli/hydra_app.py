@@ -20,6 +20,8 @@ def launch(command: Callable[[dict[str, Any]], Any], argv: Sequence[str]) -> Non
     from harness.core.errors import HarnessError
     from harness.core.paths import conf_dir
 
+    # --force, the spelling the other commands share, is the config key force=true here
+    argv = [("force=true" if a == "--force" else a) for a in argv]
     try:
         check_overrides(argv)
     except HarnessError as exc:

@@ -6,7 +6,6 @@ import logging
 import sys
 from typing import Any
 
-from harness.cli.common import split_flags
 from harness.cli.hydra_app import launch
 
 log = logging.getLogger("harness")
@@ -32,8 +31,4 @@ def run(cfg: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry (`harness ...` and `python -m harness ...`)."""
-    args = sys.argv[1:] if argv is None else argv
-    # --force is the spelling the other commands share; here it is the config key force=true
-    args = [("force=true" if a == "--force" else a) for a in args]
-    args, _ = split_flags(args, ())
-    launch(run, args)
+    launch(run, sys.argv[1:] if argv is None else argv)

@@ -69,6 +69,5 @@ def main(argv: list[str] | None = None) -> None:
     if wants_help(args):
         print(HELP, end="")
         return
-    args = [("force=true" if a == "--force" else a) for a in args]
     rest, found = guarded(split_flags, args, ("report",))
     launch(lambda cfg: stratify(cfg, report=found.get("report", False)), rest)

@@ -6,22 +6,23 @@ import os
 from pathlib import Path
 
 
-def cache_dir() -> Path:
-    """$HARNESS_CACHE_DIR, else the per-user cache folder (embeddings and LLM answers go below)."""
-    env = os.environ.get("HARNESS_CACHE_DIR")
+def _user_dir(variable: str) -> Path:
+    """$VARIABLE when set, else the per-user cache folder ($XDG_CACHE_HOME/retrieval-harness)."""
+    env = os.environ.get(variable)
     if env:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "retrieval-harness"
+
+
+def cache_dir() -> Path:
+    """$HARNESS_CACHE_DIR, else the per-user cache folder (embeddings and LLM answers go below)."""
+    return _user_dir("HARNESS_CACHE_DIR")
 
 
 def data_dir() -> Path:
-    """The data directory: $HARNESS_DATA_DIR, else a per-user cache directory."""
-    env = os.environ.get("HARNESS_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "retrieval-harness"
+    """The data directory: $HARNESS_DATA_DIR, else the per-user cache folder."""
+    return _user_dir("HARNESS_DATA_DIR")
 
 
 def conf_dir() -> Path:
