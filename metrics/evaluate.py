@@ -24,14 +24,12 @@ class BootstrapSpec:
     seed: int = 0
 
 
-def per_query(
-    benchmark: Benchmark, run: Run, metrics: Sequence[Metric], *, level: int = 1
-) -> dict[str, np.ndarray]:
+def per_query(benchmark: Benchmark, run: Run, metrics: Sequence[Metric]) -> dict[str, np.ndarray]:
     """Metric name -> values in benchmark query order.
 
     A query the run has no ranking for scores as an empty list (0, as `trec_eval -c`);
-    a query without gold is NaN for every metric that needs gold. `level` is the lowest
-    qrels grade that counts as relevant for the standard binary metrics.
+    a query without gold is NaN for every metric that needs gold. Each binary standard
+    metric counts as relevant the grades >= its own level (`Metric.level`).
     """
     queries = benchmark.queries
     grouped = [m for m in metrics if m.family.kind == "group"]
@@ -44,13 +42,13 @@ def per_query(
     if batch:
         rankings = [run[q.query_id] for q in queries]
         _check_codes(benchmark, rankings)
-        computed = standard.evaluate(
-            rankings,
-            standard.prepare([q.judgments for q in queries], benchmark.vocab),
-            [(m.family.name, m.k) for m in batch],
-            level=level,
-        )
-        values.update({m.name: computed[(m.family.name, m.k)] for m in batch})
+        judged = standard.prepare([q.judgments for q in queries], benchmark.vocab)
+        for level in sorted({m.level for m in batch}):
+            at_level = [m for m in batch if m.level == level]
+            computed = standard.evaluate(
+                rankings, judged, [(m.family.name, m.k) for m in at_level], level=level
+            )
+            values.update({m.name: computed[(m.family.name, m.k)] for m in at_level})
     return {m.name: values[m.name] for m in metrics}
 
 

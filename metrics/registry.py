@@ -26,18 +26,27 @@ class Family:
     fn: MetricFn | None = None
     cut: bool = True  # evaluated at a cut-off K ("name@K"); False: the whole ranked list
     higher_is_better: bool = True
+    binary: bool = False  # reads relevance as grade >= a level (the standard binary metrics)
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A family at a cut-off: hashable, printable as 'name@k' (or 'name' for uncut families)."""
+    """A family at a cut-off: hashable, printable as 'name@k' (or 'name' for uncut families).
+    A binary standard metric at a relevance level other than 1 carries it in its name,
+    'P(rel=2)@10' (as ir_measures writes it), so values at two levels never share a name."""
 
     family: Family
     k: int | None
+    level: int = 1  # lowest grade counted as relevant; always 1 for non-binary families
+
+    def __post_init__(self) -> None:
+        if not self.family.binary and self.level != 1:
+            object.__setattr__(self, "level", 1)
 
     @property
     def name(self) -> str:
-        return self.family.name if self.k is None else f"{self.family.name}@{self.k}"
+        base = self.family.name if self.level == 1 else f"{self.family.name}(rel={self.level})"
+        return base if self.k is None else f"{base}@{self.k}"
 
     def __call__(self, query: Query, ranked: Sequence[str]) -> float:
         if self.family.fn is None:
@@ -76,13 +85,31 @@ _GROUP = (
 )
 _STANDARD = (
     Family("ndcg_cut", "standard", "trec_eval nDCG@K: graded gain, ideal from all judged"),
-    Family("recall", "standard", "relevant retrieved in the top K / all relevant"),
-    Family("P", "standard", "relevant retrieved in the top K / K"),
-    Family("map_cut", "standard", "average precision over the top K (trec_eval map_cut)"),
-    Family("map", "standard", "average precision over the whole ranked list", cut=False),
-    Family("recip_rank", "standard", "1/rank of the first relevant chunk within the top K"),
-    Family("success", "standard", "1 if a relevant chunk is in the top K (Hit@K)"),
-    Family("Rprec", "standard", "precision at rank R, R = number of relevant", cut=False),
+    Family("recall", "standard", "relevant retrieved in the top K / all relevant", binary=True),
+    Family("P", "standard", "relevant retrieved in the top K / K", binary=True),
+    Family(
+        "map_cut",
+        "standard",
+        "average precision over the top K (trec_eval map_cut)",
+        binary=True,
+    ),
+    Family(
+        "map", "standard", "average precision over the whole ranked list", cut=False, binary=True
+    ),
+    Family(
+        "recip_rank",
+        "standard",
+        "1/rank of the first relevant chunk within the top K",
+        binary=True,
+    ),
+    Family("success", "standard", "1 if a relevant chunk is in the top K (Hit@K)", binary=True),
+    Family(
+        "Rprec",
+        "standard",
+        "precision at rank R, R = number of relevant",
+        cut=False,
+        binary=True,
+    ),
 )
 FAMILIES: dict[str, Family] = {f.name.lower(): f for f in (*_GROUP, *_STANDARD)}
 # every standard family has its formula in metrics.standard, and only those
@@ -101,16 +128,21 @@ ALIASES = {
     "rprecision": "rprec",
 }
 
-_NAME = re.compile(r"^([a-z_\-]+)(?:@(-?\d+))?$")
+_NAME = re.compile(r"^([a-z_\-]+)(?:\(rel=(\d+)\))?(?:@(-?\d+))?$")
 
 
-def parse_metric(text: str) -> Metric:
-    """Parse 'family@k' (or an uncut family's bare name) into a Metric; did-you-mean on typos."""
+def parse_metric(text: str, level: int = 1) -> Metric:
+    """Parse 'family@k' (or an uncut family's bare name) into a Metric; did-you-mean on typos.
+    A binary metric is taken at `level` unless the name says its own ('P(rel=2)@10')."""
     raw = str(text).strip()
     m = _NAME.match(raw.lower())
     if not m:
         raise ConfigError(f"metric '{text}' is not of the form name@k (e.g. coverage@10 or map)")
-    key, k = m.group(1), None if m.group(2) is None else int(m.group(2))
+    key, k = m.group(1), None if m.group(3) is None else int(m.group(3))
+    if m.group(2) is not None:
+        level = int(m.group(2))
+        if level < 1:
+            raise ConfigError(f"metric '{text}': the relevance level must be >= 1")
     key = ALIASES.get(key, key)
     if key == "map" and k is not None:
         key = "map_cut"
@@ -127,12 +159,19 @@ def parse_metric(text: str) -> Metric:
         raise ConfigError(f"metric '{text}': {family.name} reads the whole list; drop the @{k}")
     if k is not None and k <= 0:
         raise ConfigError(f"metric '{text}': K must be a positive integer")
-    return Metric(family, k)
+    if m.group(2) is not None and not family.binary:
+        raise ConfigError(
+            f"metric '{text}': {family.name} does not use a relevance level; drop the (rel=...)"
+        )
+    return Metric(family, k, level)
 
 
-def metrics_for(names: Sequence[str], ks: Sequence[int], depth: int) -> list[Metric]:
+def metrics_for(
+    names: Sequence[str], ks: Sequence[int], depth: int, level: int = 1
+) -> list[Metric]:
     """Every family in `names` at every K in `ks` (uncut families once; a name already written
-    as 'name@k' as given), ordered by K then family, uncut last; checks K against depth."""
+    as 'name@k' as given), binary metrics at relevance `level` unless named with their own,
+    ordered by K then family, uncut last; checks K against depth."""
     if not ks:
         raise ConfigError("metrics.k is empty; give at least one cut-off, e.g. metrics.k=[10]")
     for k in ks:
@@ -143,11 +182,11 @@ def metrics_for(names: Sequence[str], ks: Sequence[int], depth: int) -> list[Met
     out: list[Metric] = []
     for name in names:
         if "@" in str(name):
-            out.append(parse_metric(name))
+            out.append(parse_metric(name, level))
             continue
-        first = parse_metric(name if _is_uncut(name) else f"{name}@1")
+        first = parse_metric(name if _is_uncut(name) else f"{name}@1", level)
         if first.family.cut:
-            out += [Metric(first.family, k) for k in ks]
+            out += [Metric(first.family, k, first.level) for k in ks]
         else:
             out.append(first)
     largest = max(m.k for m in out if m.k is not None) if any(m.k for m in out) else 0
@@ -156,14 +195,23 @@ def metrics_for(names: Sequence[str], ks: Sequence[int], depth: int) -> list[Met
             f"retrieval.depth={depth} is smaller than the largest K ({largest}); "
             f"raise retrieval.depth or drop that K"
         )
-    unique = list(dict.fromkeys(out))
+    return ordered(out)
+
+
+def ordered(metrics: Sequence[Metric], registry_order: bool = False) -> list[Metric]:
+    """Distinct metrics by K, then family (in order of first appearance, or of the registry:
+    group metrics first), then level; uncut last."""
+    unique = list(dict.fromkeys(metrics))
     order: dict[Family, int] = {}
+    if registry_order:
+        order = {f: i for i, f in enumerate(FAMILIES.values())}
     for m in unique:
         order.setdefault(m.family, len(order))
-    return sorted(unique, key=lambda m: (m.k is None, m.k or 0, order[m.family]))
+    return sorted(unique, key=lambda m: (m.k is None, m.k or 0, order[m.family], m.level))
 
 
 def _is_uncut(name: str) -> bool:
     key = str(name).strip().lower()
+    key = key.split("(rel=")[0]
     family = FAMILIES.get(ALIASES.get(key, key))
     return family is not None and not family.cut

@@ -58,6 +58,7 @@ def build_retriever(cfg: Mapping[str, Any], runtime: Mapping[str, Any] | None = 
     """Instantiate the retriever a `retriever` config describes; `runtime` carries the run's
     device and embedding-cache settings to the retrievers that use them."""
     params = dict(cfg)
+    params.pop("display_name", None)  # how tables name the retriever; not an argument
     if params.get("_target_") not in (None, "", "???"):
         return _plugin(params, runtime or {})
     kind = params.pop("type", None)

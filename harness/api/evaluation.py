@@ -163,7 +163,7 @@ def evaluate(
 
     bench = load_benchmark(benchmark)
     names, ks = _metric_names(metrics, k)
-    chosen = metrics_for(names, ks, depth)
+    chosen = metrics_for(names, ks, depth, relevance_level)
     spec = bootstrap_spec({"bootstrap": bootstrap, "confidence": confidence, "seed": seed})
     run, retriever = _run_of(run_or_retriever, bench, depth, name)
     doc, doc_path, custom = _strata(strata, bench)
@@ -171,7 +171,6 @@ def evaluate(
         bench,
         run,
         chosen,
-        level=relevance_level,
         bootstrap=spec,
         strata_doc=doc,
         strata_path=doc_path,

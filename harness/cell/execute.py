@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from harness.cell import store as results
+from harness.cell.identity import cell_name, describe_difference, identity
 from harness.cell.plan import CellPlan, check_name
 from harness.core import provenance
 from harness.core.errors import HarnessError
@@ -61,7 +62,6 @@ def score(
     run: Run,
     metrics: Sequence[Metric],
     *,
-    level: int = 1,
     bootstrap: BootstrapSpec | None = None,
     strata_doc: Mapping[str, Any] | None = None,
     strata_path: Path | None = None,
@@ -70,7 +70,7 @@ def score(
 ) -> Scored:
     """Score `run` on `bench`: the numbers a cell reports (the CLI and the Python API alike).
     `extra_strata` adds stratifications of the caller's (one label per query, in order)."""
-    values = per_query(bench, run, metrics, level=level)
+    values = per_query(bench, run, metrics)
     strata = stratify(bench)
     if strata_doc is not None:
         strata.update(semantic_report.labels(bench, strata_doc))
@@ -93,11 +93,15 @@ def cell_files(
     coverage: Mapping[str, Any],
     diagnostics: Mapping[str, Any],
     timings: Mapping[str, float],
+    label: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
-    """The text of every file of a cell folder."""
+    """The text of every file of a cell folder. `label`: the cell's display_name and the
+    variant settings that name its folder (harness.cell.identity)."""
+    label = label or {"display_name": run.name, "variant": {}}
     return {
         "metrics.json": to_json(
             _metrics_doc(config, bench, run.name, list(metric_names), scored.aggregated)
+            | dict(label)
             | {"variance": scored.variance, "semantic": scored.semantic, "run": coverage}
             | {"diagnostics": diagnostics}
         ),
@@ -111,14 +115,17 @@ def cell_files(
     }
 
 
-def run_cell(cfg: Mapping[str, Any]) -> CellResult:
-    """Run one (retriever, corpus) cell from a resolved config dict."""
+def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> CellResult:
+    """Run one (retriever, corpus) cell from a resolved config dict. `base` is the shipped
+    config the retriever was chosen by (conf/retriever/<choice>.yaml): settings that differ
+    from it name the cell's folder (harness.cell.identity)."""
     started = time.perf_counter()
     timings: dict[str, float] = {}
     plan = CellPlan.from_config(cfg)
     cfg = plan.config
     retriever = build_retriever(plan.retriever, plan.runtime.as_kwargs())
     check_name("retriever.name", retriever.name)
+    name, diff = cell_name(plan.retriever, base, plan.depth, retriever.name)
     if plan.write:
         check_writable(plan.results_dir)
 
@@ -137,31 +144,29 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
             notes.append(note)
         timings["strata_s"] = time.perf_counter() - t
 
-    cell_dir = plan.results_dir / bench.name / retriever.name
-    if plan.write and not plan.force:
-        done = _up_to_date(cell_dir, cfg, bench, doc, strata_path)
-        if done is not None:
-            return done
+    cell_dir = plan.results_dir / bench.name / name
+    stored = _stored(cell_dir) if plan.write else None
+    label = {"display_name": _display(plan.retriever, base, diff, retriever.name), "variant": diff}
+    if stored is not None:
+        verdict = _against_stored(stored, plan, bench, doc, strata_path, cell_dir, label)
+        if verdict == "same":
+            return _from_disk(stored, bench, cell_dir, hint, plan.metric_names)
+        if verdict == "rescore":
+            return _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint)
+        if verdict:
+            notes.append(verdict)
 
     t = time.perf_counter()
     retriever.index(bench.corpus)
     timings["index_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    run = as_run(retriever.search(bench.queries, depth=plan.depth), retriever.name, plan.depth)
+    run = as_run(retriever.search(bench.queries, depth=plan.depth), name, plan.depth)
+    if run.name != name:  # the cell's name tags its run (a variant's settings included)
+        run = Run(name, {q: run[q] for q in run.query_ids()}, run.depth)
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    min_queries = cfg["strata"]["min_queries"] if doc is not None else 5
-    scored = score(
-        bench,
-        run,
-        plan.metrics,
-        level=plan.relevance_level,
-        bootstrap=plan.bootstrap,
-        strata_doc=doc,
-        strata_path=strata_path,
-        min_queries=min_queries,
-    )
+    scored = _score_plan(plan, bench, run, plan.metrics, doc, strata_path)
     timings["evaluate_s"] = time.perf_counter() - t
     coverage = run_coverage(bench, run, retriever)
 
@@ -176,12 +181,13 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
             coverage=coverage,
             diagnostics=corpus_diagnostics(bench, retriever),
             timings=timings,
+            label=label,
         )
         results.write_cell(cell_dir, files)
     timings["total_s"] = time.perf_counter() - started
     return CellResult(
         corpus=bench.name,
-        retriever=retriever.name,
+        retriever=name,
         n_queries=len(bench.queries),
         metric_names=plan.metric_names,
         aggregated=scored.aggregated,
@@ -194,56 +200,177 @@ def run_cell(cfg: Mapping[str, Any]) -> CellResult:
     )
 
 
+def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path) -> Scored:
+    return score(
+        bench,
+        run,
+        metrics,
+        bootstrap=plan.bootstrap,
+        strata_doc=doc,
+        strata_path=strata_path,
+        min_queries=plan.config["strata"]["min_queries"] if doc is not None else 5,
+    )
+
+
+def _display(retriever: Mapping[str, Any], base, diff: Mapping[str, Any], name: str) -> str:
+    """How tables name the cell: the config's display_name (else the retriever's name; also
+    when the name was changed but the display_name was not), plus what the variant changes."""
+    shown = str(retriever.get("display_name") or name)
+    if base is not None and retriever.get("name") != base.get("name"):
+        if retriever.get("display_name") == base.get("display_name"):
+            shown = name
+    if diff:
+        shown += " [" + ", ".join(f"{k}={_short(v)}" for k, v in diff.items()) + "]"
+    return shown
+
+
+def _short(value: Any) -> str:
+    text = to_json(value).strip() if isinstance(value, (dict, list)) else str(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
 _CELL_FILES = ("metrics.json", "per_query.csv", "run.trec", "qrels.trec", "config.yaml")
 
 
-def _up_to_date(cell_dir: Path, cfg, bench, doc, strata_path) -> CellResult | None:
-    """The cell already on disk, when it was computed with this exact config, on data with
-    this checksum and with the same semantic strata (or none); else None (compute it)."""
-    import json
-
+def _stored(cell_dir: Path) -> dict[str, Any] | None:
+    """The metrics.json of the cell in `cell_dir`, or None when there is none (or it cannot
+    be read: then it is recomputed, as an interrupted write would be)."""
     if not all((cell_dir / f).is_file() for f in _CELL_FILES):
         return None
     try:
         old = results.read_metrics(cell_dir)
-        same = (
-            "diagnostics" in old  # older cells lack it: recompute them
-            and old["config"] == json.loads(to_json(cfg))
-            and old["benchmark"]["checksum"] == bench.checksum
-        )
-        semantic = old.get("semantic")
-        if doc is None:
-            same = same and semantic is None
-        else:
-            same = same and semantic is not None
-            same = same and semantic["strata_file"] == str(strata_path)
-            same = same and semantic["params"] == json.loads(to_json(doc["params"]))
-        if not same:
-            return None
-        return CellResult(
-            corpus=bench.name,
-            retriever=old["retriever"],
-            n_queries=len(bench.queries),
-            metric_names=list(old["metrics"]),
-            aggregated=old["results"],
-            cell_dir=cell_dir,
-            timings={},
-            notes=[
-                f"{cell_dir} is up to date (same config, data checksum and strata); "
-                "shown from disk, force=true recomputes it"
-            ],
-            variance=old.get("variance") or {},
-            semantic=semantic,
-            skipped=True,
-        )
-    except (
-        HarnessError,
-        OSError,
-        ValueError,
-        KeyError,
-        TypeError,
-    ):  # unreadable or older: recompute
+        old["config"]["retriever"], old["config"]["retrieval"]["depth"], old["metrics"]
+        old["benchmark"]["checksum"]
+    except (HarnessError, OSError, ValueError, KeyError, TypeError):
         return None
+    return old
+
+
+def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, label) -> str:
+    """What to do with the cell already in `cell_dir`: "same" (show it), "rescore" (score
+    its stored ranked list with the metrics asked for, no retrieval), or a note saying why
+    it is recomputed. A cell of another retriever config is never replaced without force."""
+    import json
+
+    mine = json.loads(to_json(identity(plan.retriever, plan.depth)))
+    theirs = identity(stored["config"]["retriever"], stored["config"]["retrieval"]["depth"])
+    if mine != theirs:
+        if not plan.force:
+            raise HarnessError(
+                f"{cell_dir} holds a cell of another retriever config "
+                f"({describe_difference(mine, theirs)}); give this one its own "
+                f"retriever.name, or add force=true to replace that cell"
+            )
+        return f"{cell_dir} held another retriever config; replaced (force=true)"
+    if stored["benchmark"]["checksum"] != bench.checksum:
+        return (
+            f"{cell_dir} was computed on other data (checksum "
+            f"{stored['benchmark']['checksum'][:19]}…); recomputed on the current data"
+        )
+    if plan.force:
+        return ""
+    if "diagnostics" not in stored:  # cells from before corpus diagnostics: recompute
+        return ""
+    semantic = stored.get("semantic")
+    same = (
+        set(plan.metric_names) <= set(stored["metrics"])
+        and stored["config"].get("stats") == json.loads(to_json(plan.config.get("stats")))
+        and stored.get("display_name") == label["display_name"]
+    )
+    if doc is None:
+        same = same and semantic is None
+    else:
+        same = same and semantic is not None
+        same = same and semantic["strata_file"] == str(strata_path)
+        same = same and semantic["params"] == json.loads(to_json(doc["params"]))
+    return "same" if same else "rescore"
+
+
+def _from_disk(stored, bench, cell_dir: Path, hint, shown: Sequence[str]) -> CellResult:
+    return CellResult(
+        corpus=bench.name,
+        retriever=stored["retriever"],
+        n_queries=len(bench.queries),
+        metric_names=[n for n in stored["metrics"] if n in set(shown)],
+        aggregated=stored["results"],
+        cell_dir=cell_dir,
+        timings={},
+        notes=[
+            f"{cell_dir} is up to date (same retriever config, data checksum, metrics and "
+            "strata); shown from disk, force=true recomputes it"
+        ],
+        variance=stored.get("variance") or {},
+        semantic=stored.get("semantic"),
+        strata_hint=hint,
+        skipped=True,
+    )
+
+
+def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint) -> CellResult:
+    """Score the cell's stored ranked list with its metrics and the ones asked for (the
+    union: metric sets never displace each other) and rewrite the cell; no retrieval."""
+    from harness.core.runio import read_run
+    from metrics.registry import ordered, parse_metric
+
+    started = time.perf_counter()
+    had = [parse_metric(n) for n in stored["metrics"]]
+    union = ordered([*had, *plan.metrics], registry_order=True)
+    added = [m.name for m in union if m.name not in stored["metrics"]]
+    scores = read_run(cell_dir / "run.trec")
+    known = all(c in bench.vocab for docs in scores.values() for c in docs)
+    run = Run.from_scores(stored["retriever"], scores, plan.depth, bench.vocab if known else None)
+    scored = _score_plan(plan, bench, run, union, doc, strata_path)
+    names = [m.name for m in union]
+    config = dict(plan.config)
+    config["metrics"] = {
+        **plan.config["metrics"],
+        "names": names,
+        "k": sorted({m.k for m in union if m.k is not None}) or [1],
+        "relevance_level": 1,  # the names carry their levels
+    }
+    timings = _stored_timings(cell_dir)
+    timings["rescore_s"] = time.perf_counter() - started
+    files = cell_files(
+        config,
+        bench,
+        run,
+        names,
+        scored,
+        coverage=stored.get("run") or {},
+        diagnostics=stored.get("diagnostics") or {},
+        timings=timings,
+        label=label,
+    )
+    results.write_cell(cell_dir, files)
+    what = f"added {', '.join(added)}" if added else "updated its statistics and strata"
+    notes = [
+        *notes,
+        f"{cell_dir}: scored its stored ranked list (no retrieval); {what}",
+    ]
+    return CellResult(
+        corpus=bench.name,
+        retriever=stored["retriever"],
+        n_queries=len(bench.queries),
+        metric_names=plan.metric_names,  # what was asked for; the cell holds the union
+        aggregated=scored.aggregated,
+        cell_dir=cell_dir,
+        timings={"total_s": timings["rescore_s"]},
+        notes=notes,
+        variance=scored.variance,
+        semantic=scored.semantic,
+        strata_hint=hint,
+    )
+
+
+def _stored_timings(cell_dir: Path) -> dict[str, float]:
+    """The retrieval timings of the stored cell (they still describe its ranked list)."""
+    import json
+
+    try:
+        old = json.loads((cell_dir / "timings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in old.items() if isinstance(v, (int, float)) and k.endswith("_s")}
 
 
 def corpus_diagnostics(bench, retriever) -> dict[str, Any]:

@@ -55,10 +55,10 @@ class CellPlan:
         depth = config["retrieval"]["depth"]
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
             raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")
-        metrics = metrics_for(config["metrics"]["names"], config["metrics"]["k"], depth)
         level = config["metrics"].get("relevance_level", 1)
         if isinstance(level, bool) or not isinstance(level, int) or level < 1:
             raise ConfigError(f"metrics.relevance_level must be an integer >= 1, got {level!r}")
+        metrics = metrics_for(config["metrics"]["names"], config["metrics"]["k"], depth, level)
         runtime = Runtime(
             **{
                 k: config.get(k, d)

@@ -25,12 +25,23 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     missing mandatory value) turned into one `error:` line and exit status 2."""
     try:
         return fn(*args, **kwargs)
-    except HarnessError as exc:
-        fail(str(exc))
-    except Exception as exc:  # MissingMandatoryValue and friends from OmegaConf
-        if type(exc).__module__.startswith("omegaconf"):
-            fail(_omegaconf_message(exc))
-        raise
+    except Exception as exc:
+        message = error_message(exc)
+        if message is None:
+            raise
+        fail(message)
+
+
+def error_message(exc: BaseException) -> str | None:
+    """The one-line message of bad input (a HarnessError, or OmegaConf's errors such as
+    MissingMandatoryValue); None for anything else (a bug: keep its traceback)."""
+    if isinstance(exc, HarnessError):
+        return str(exc)
+    if isinstance(exc, Exception) and type(exc).__module__.startswith("omegaconf"):
+        return _omegaconf_message(exc)
+    if isinstance(exc, SystemExit):
+        return f"exited with status {exc.code}"
+    return None
 
 
 def _omegaconf_message(exc: Exception) -> str:

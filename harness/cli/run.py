@@ -11,13 +11,13 @@ from harness.cli.hydra_app import launch
 log = logging.getLogger("harness")
 
 
-def run(cfg: dict[str, Any]) -> None:
+def run(cfg: dict[str, Any]):
     """One cell from the resolved config: compute (or reuse) it and print its tables."""
     from harness.cell.execute import run_cell
     from harness.report.semantic import render
     from harness.report.terminal import table
 
-    result = run_cell(cfg)
+    result = run_cell(cfg, base=shipped("retriever"))
     for note in result.notes:
         log.info(note)
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
@@ -27,6 +27,19 @@ def run(cfg: dict[str, Any]) -> None:
         print(f"\n({result.strata_hint})")
     if result.cell_dir is not None:
         print(f"results: {result.cell_dir}")
+    return result
+
+
+def shipped(group: str) -> dict[str, Any] | None:
+    """The shipped config (conf/<group>/<choice>.yaml) this job chose, before its overrides."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from harness.core.confs import named_config
+
+    if not HydraConfig.initialized():  # called outside a Hydra job (tests, scripts)
+        return None
+    choice = HydraConfig.get().runtime.choices.get(group)
+    return named_config(group, choice) if choice else None
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,9 +21,14 @@ def named_config(group: str, name: str, overrides: Mapping[str, Any] | None = No
 
     if name not in group_options(group):
         raise unknown_name(group, name, group_options(group), f"add conf/{group}/{name}.yaml")
+    from hydra.core.global_hydra import GlobalHydra
+
     register()
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+    if GlobalHydra.instance().is_initialized():  # inside a Hydra app: compose in its context
         cfg = compose(config_name="config", overrides=[f"{group}={name}"])
+    else:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+            cfg = compose(config_name="config", overrides=[f"{group}={name}"])
     base = cfg[group]
     plugin = "_target_" in base.keys()  # a plug-in's own arguments are new keys
     for key in overrides or {}:

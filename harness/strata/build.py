@@ -59,6 +59,7 @@ def make_embedder(name: str, runtime: Mapping[str, Any]):
     if not path.is_file():
         raise unknown_name("strata.embedder", name, group_options("retriever"))
     params = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    params.pop("display_name", None)  # a label for tables, not an encoder argument
     if params.pop("type", None) != "dense":
         raise ConfigError(
             f"strata.embedder '{name}' is not a dense retriever config; pick a sentence "

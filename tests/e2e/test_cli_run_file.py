@@ -69,4 +69,4 @@ def test_run_for_another_benchmark_is_refused(tmp_path):
 
 def test_run_file_without_path(tmp_path):
     res = harness("retriever=run_file", cwd=tmp_path, check=False)
-    assert_one_line_error(res, tmp_path, "retriever=run_file needs retriever.path=FILE")
+    assert_one_line_error(res, tmp_path, "retriever.path is required")

@@ -130,7 +130,8 @@ def test_rerun_skips_up_to_date_cells_unless_forced(swept, tmp_path):
     cell = tmp_path / "results/demo/bm25/metrics.json"
     before = cell.stat().st_mtime_ns
     again = harness("-m", "retriever=bm25,bm25-simple", "corpus=demo", cwd=tmp_path)
-    assert again.stderr.count("is up to date (same config, data checksum and strata)") == 2
+    up_to_date = "is up to date (same retriever config, data checksum, metrics and strata)"
+    assert again.stderr.count(up_to_date) == 2
     assert "demo · bm25 · 48 queries" in again.stdout  # the table is still shown, from disk
     assert cell.stat().st_mtime_ns == before
     forced = harness("retriever=bm25", "corpus=demo", "force=true", cwd=tmp_path)

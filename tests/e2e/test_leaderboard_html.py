@@ -94,7 +94,7 @@ def test_table_selectors_sorting_plots_and_no_console_errors(browser):
     head = _header(driver)
     assert head[:2] == ["retriever", "n"] and "coverage@10" in head and head[-1] == "provenance"
     rows = _rows(driver)
-    assert sorted(r[0] for r in rows) == ["bm25", "bm25-simple"]
+    assert sorted(r[0] for r in rows) == ["BM25", "BM25 (simple)"]  # display names
     assert all(r[1] == "48" for r in rows)
 
     # sorting: click coverage@10 (descending first), then again (ascending)
@@ -106,7 +106,7 @@ def test_table_selectors_sorting_plots_and_no_console_errors(browser):
     up = [float(r[col]) for r in _rows(driver)]
     assert up == sorted(up) and up != down
     driver.find_elements(By.CSS_SELECTOR, "#board thead th")[0].click()  # by name, A→Z
-    assert [r[0] for r in _rows(driver)] == ["bm25", "bm25-simple"]
+    assert [r[0] for r in _rows(driver)] == ["BM25", "BM25 (simple)"]
 
     # the stratum selector: hop=4 has 12 demo queries
     strata = [
@@ -120,7 +120,7 @@ def test_table_selectors_sorting_plots_and_no_console_errors(browser):
     # the corpus selector: mini has one cell with 2 queries
     _select(driver, "corpus", "mini")
     rows = _rows(driver)
-    assert [r[0] for r in rows] == ["bm25"]
+    assert [r[0] for r in rows] == ["BM25"]
     assert "on mini" in driver.find_element(By.ID, "count").text
 
     # provenance opens, with the config and the data checksum

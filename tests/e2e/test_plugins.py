@@ -37,8 +37,9 @@ def test_retriever_class_through_cli_and_api_agree(work, monkeypatch):
         cwd=work,
         env=env,
     )
-    assert "demo · overlap · 48 queries" in out.stdout
-    cell = work / "results" / "demo" / "overlap"
+    # the plug-in's arguments are settings the shipped custom config lacks: they name the cell
+    assert "demo · overlap[alpha=0.5] · 48 queries" in out.stdout
+    cell = work / "results" / "demo" / "overlap[alpha=0.5]"
     config = json.loads((cell / "metrics.json").read_text())["config"]["retriever"]
     assert config["_target_"] == "toy_plugins.WordOverlap" and config["alpha"] == 0.5
 
@@ -51,7 +52,7 @@ def test_retriever_class_through_cli_and_api_agree(work, monkeypatch):
     for metric, value in _cli_means(cell).items():
         assert ev.summary.loc["overall", metric] == value, metric
     # the plug-in's dicts were put in canonical order: run.trec matches the API's run
-    api_trec = ev.run.to_trec(work / "api.trec", tag="overlap").read_text()
+    api_trec = ev.run.to_trec(work / "api.trec", tag="overlap[alpha=0.5]").read_text()
     assert api_trec == (cell / "run.trec").read_text()
 
 
@@ -59,7 +60,7 @@ def test_encoder_object_becomes_a_dense_retriever(work, monkeypatch):
     env = {"HARNESS_CACHE_DIR": str(work / "cache")}
     args = ("retriever=custom", "retriever._target_=toy_plugins.HashingEncoder")
     harness(*args, "+retriever.dim=64", "retriever.name=hashing", cwd=work, env=env)
-    cell = work / "results" / "demo" / "hashing"
+    cell = work / "results" / "demo" / "hashing[dim=64]"
     doc = json.loads((cell / "metrics.json").read_text())
     assert doc["diagnostics"]["similarity"]["embedder"] == "hashing"  # a dense cell
     assert any((work / "cache" / "embeddings").rglob("*.npy"))  # through the embedding cache

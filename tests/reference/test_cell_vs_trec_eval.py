@@ -25,6 +25,22 @@ def _read_trec(path, qrels):
     return out
 
 
+CUT_FAMILIES = ("ndcg_cut", "recall", "P", "map_cut", "success")
+
+
+def _measure(column, level):
+    """The pytrec_eval measure a per_query.csv column holds at `level`, or None. Binary
+    metrics at a level other than 1 are named with it ('P(rel=2)@10'); nDCG is graded."""
+    name, _, k = column.partition("@")
+    if level != 1 and name != "ndcg_cut":
+        if not name.endswith(f"(rel={level})"):
+            return None
+        name = name.removesuffix(f"(rel={level})")
+    if name in CUT_FAMILIES and k and int(k) in CUTS:
+        return f"{name}_{k}"
+    return name if name in ("map", "Rprec") and not k else None
+
+
 def _check_cell(cell, level):
     qrels = _read_trec(cell / "qrels.trec", qrels=True)
     run = _read_trec(cell / "run.trec", qrels=False)
@@ -38,14 +54,10 @@ def _check_cell(cell, level):
     for row in rows:
         q = row["query_id"]
         for col, value in row.items():
-            name, _, k = col.partition("@")
-            trec = {"ndcg_cut", "recall", "P", "map_cut", "success"}
-            if name in trec and int(k) in CUTS:
-                want = ref.get(q, {}).get(f"{name}_{k}")
-            elif col in ("map", "Rprec"):
-                want = ref.get(q, {}).get(col)
-            else:
+            measure = _measure(col, level)
+            if measure is None:
                 continue
+            want = ref.get(q, {}).get(measure)
             got = float(value)
             if want is None or not any(g >= level for g in qrels[q].values()):
                 assert math.isnan(got) or got == 0.0, (q, col)

@@ -79,6 +79,12 @@ class Board:
         return sorted(names)
 
     def label(self, retriever: str) -> str:
+        """How tables name a retriever: its cells' display_name (the retriever config's,
+        with a variant's settings), else the published label, else the cell name."""
+        for cells in self.cells.values():
+            shown = cells[retriever].doc.get("display_name") if retriever in cells else None
+            if shown:
+                return str(shown)
         for ref in self.references:
             if ref.retriever == retriever and ref.label:
                 return ref.label

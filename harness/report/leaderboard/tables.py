@@ -268,6 +268,7 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
     """Every published number that has a reproduced cell, with the delta and OK / FAIL at the
     tolerance; returns the table and the number of FAILs."""
     rows, fails, unrun = [], 0, set()
+    missing: dict[tuple[str, str], set[str]] = {}
     for ref in board.references:
         if ref.corpus not in corpora:
             continue
@@ -278,7 +279,11 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
         got = _pct(e.mean(ref.metric))
         delta = None if got is None else got - ref.value
         ok = delta is not None and abs(delta) <= opts.tolerance + 1e-9 and not e.stale
-        fails += not ok
+        computed = ref.metric in (e.doc.get("metrics") or [])
+        if not computed:
+            missing.setdefault((ref.corpus, ref.retriever), set()).add(ref.metric)
+        fails += computed and not ok
+        status = "OK" if ok else ("FAIL" if computed else "not computed")
         rows.append(
             (
                 board.label(ref.retriever),
@@ -289,7 +294,7 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
                     Value(ref.value),
                     Value(got, stale=e.stale),
                     Value(text="-" if delta is None else f"{delta:+.2f}"),
-                    Value(text="OK" if ok else "FAIL"),
+                    Value(text=status),
                 ],
             )
         )
@@ -307,6 +312,14 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
             f"{len(unrun)} published (corpus, retriever) cells were not run here: "
             + ", ".join(f"{r} on {c}" for c, r in sorted(unrun)[:6])
             + (" …" if len(unrun) > 6 else "")
+        )
+    for (corpus, name), metrics in sorted(missing.items()):
+        variant = board.cells[corpus][name].doc.get("variant")
+        choice = "retriever=..." if variant else f"retriever={name}"
+        table.notes.append(
+            f"not computed: {name} on {corpus} lacks {', '.join(sorted(metrics))}; add it "
+            f"without retrieving again: python -m harness corpus={corpus} {choice} "
+            f"metrics.names=[{','.join(sorted(metrics))}] (the stored ranked list is scored)"
         )
     sources = sorted({r.source for r in board.references})
     if sources:

@@ -81,3 +81,18 @@ def test_metrics_for_mixes_cut_uncut_and_explicit_names():
 def test_explicit_k_above_depth():
     with pytest.raises(ConfigError, match="largest K \\(100\\)"):
         metrics_for(["recall@100"], [10], depth=50)
+
+
+def test_binary_metrics_carry_a_relevance_level_other_than_1_in_their_name():
+    names = [m.name for m in metrics_for(["P", "ndcg_cut", "coverage", "map"], [10], 100, 2)]
+    assert names == ["P(rel=2)@10", "ndcg_cut@10", "coverage@10", "map(rel=2)"]
+    assert [m.name for m in metrics_for(["P"], [10], 100, 1)] == ["P@10"]
+    m = parse_metric("P(rel=3)@5")
+    assert (m.name, m.level, m.k) == ("P(rel=3)@5", 3, 5)
+    assert parse_metric(m.name) == m
+    assert parse_metric("P@5", level=2).name == "P(rel=2)@5"
+
+
+def test_a_level_on_a_graded_metric_is_refused():
+    with pytest.raises(ConfigError, match="does not use a relevance level"):
+        parse_metric("ndcg_cut(rel=2)@10")
