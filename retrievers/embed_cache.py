@@ -15,7 +15,6 @@ import io
 import json
 import logging
 import os
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ import numpy as np
 
 from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
+from harness.core.progress import Progress
 
 log = logging.getLogger("harness.retrievers")
 
@@ -158,7 +158,11 @@ def encode_cached(
     if root is None:
         # the same shard-sized calls as with the cache: batching changes the last bits of the
         # embeddings, and cache on or off must give the same numbers
-        parts = [encode(texts[s : s + shard_size]) for s in range(0, len(texts), shard_size)]
+        parts = []
+        with Progress(len(texts), label, "text", enabled=progress) as bar:
+            for s in range(0, len(texts), shard_size):
+                parts.append(encode(texts[s : s + shard_size]))
+                bar.update(len(parts[-1]))
         emb = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
         return emb, {"cached": 0, "encoded": len(parts)}
     cache = EmbeddingCache(root, identity, texts, shard_size)
@@ -176,7 +180,7 @@ def encode_cached(
             f"already in {cache.dir}"
         )
     remaining = sum(cache.rows(i)[1] - cache.rows(i)[0] for i in todo)
-    bar = _progress(remaining, label) if todo and progress else None
+    bar = Progress(remaining, label, "text", enabled=progress and bool(todo))
     for i in todo:
         start, stop = cache.rows(i)
         arr = encode(texts[start:stop])
@@ -189,20 +193,7 @@ def encode_cached(
         dims.add(arr.shape[1])
         cache.save_shard(i, arr)
         parts[i] = arr
-        if bar is not None:
-            bar.update(stop - start)
-    if bar is not None:
-        bar.close()
+        bar.update(stop - start)
+    bar.close()
     emb = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
     return emb, {"cached": cache.n_shards - len(todo), "encoded": len(todo)}
-
-
-def _progress(total: int, label: str):
-    """A tqdm bar on a terminal; nothing in CI logs (not a TTY, or CI set)."""
-    if os.environ.get("CI") or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(desc=label, unit="text", file=sys.stderr, total=total)

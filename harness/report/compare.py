@@ -45,7 +45,8 @@ class Options:
 
 
 def check_comparable(cells: Sequence[Cell]) -> None:
-    """Refuse cells of different benchmarks, data versions, query sets or relevance levels."""
+    """Refuse cells of different benchmarks, data versions or query sets. (Relevance levels
+    need no check: a binary metric at level L > 1 is named with it, 'P(rel=2)@10'.)"""
     base = cells[0]
     for c in cells[1:]:
         if c.corpus != base.corpus:
@@ -61,11 +62,6 @@ def check_comparable(cells: Sequence[Cell]) -> None:
         if set(c.query_ids) != set(base.query_ids):
             raise HarnessError(
                 f"query ids differ between {base.path} and {c.path}; rerun both on one version"
-            )
-        if c.relevance_level != base.relevance_level:
-            raise HarnessError(
-                f"metrics.relevance_level differs ({base.path}: {base.relevance_level}, "
-                f"{c.path}: {c.relevance_level}); rerun with the same level"
             )
 
 

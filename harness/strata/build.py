@@ -18,6 +18,7 @@ import numpy as np
 
 from harness.core import provenance
 from harness.core.errors import ConfigError, HarnessError, unknown_name
+from harness.core.progress import Progress
 from harness.core.types import Benchmark
 from harness.strata.entities import Mention, OfflineExtractor
 from harness.strata.semantic import (
@@ -94,10 +95,15 @@ def strata_params(cfg: Mapping[str, Any], extractor, embedder) -> dict[str, Any]
     }
 
 
-def _extract(extractor, labelled: Sequence[tuple[str, str]], *, corpus_text: bool):
-    if hasattr(extractor, "extract_many"):
-        return extractor.extract_many(labelled)
-    return [extractor.extract(text, corpus_text=corpus_text) for _, text in labelled]
+def _extract(extractor, labelled: Sequence[tuple[str, str]], *, corpus_text: bool, label: str):
+    with Progress(len(labelled), label, "text") as bar:
+        if hasattr(extractor, "extract_many"):
+            return extractor.extract_many(labelled, on_done=bar.update)
+        out = []
+        for _, text in labelled:
+            out.append(extractor.extract(text, corpus_text=corpus_text))
+            bar.update()
+        return out
 
 
 def build(bench: Benchmark, cfg: Mapping[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
@@ -114,10 +120,16 @@ def build(bench: Benchmark, cfg: Mapping[str, Any], runtime: Mapping[str, Any]) 
     texts = [bench.corpus[c].index_text for c in chunk_ids]
     extractor.fit(texts)
     chunk_mentions = _extract(
-        extractor, [(f"chunk '{c}'", x) for c, x in zip(chunk_ids, texts)], corpus_text=True
+        extractor,
+        [(f"chunk '{c}'", x) for c, x in zip(chunk_ids, texts)],
+        corpus_text=True,
+        label=f"{bench.name}: entities of the chunks",
     )
     query_mentions = _extract(
-        extractor, [(f"query '{q.query_id}'", q.text) for q in bench.queries], corpus_text=False
+        extractor,
+        [(f"query '{q.query_id}'", q.text) for q in bench.queries],
+        corpus_text=False,
+        label=f"{bench.name}: entities of the queries",
     )
     timings["extract_s"] = time.perf_counter() - t
     if hasattr(extractor, "summary"):

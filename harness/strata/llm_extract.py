@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,9 +179,11 @@ class LLMExtractor:
             )
         return key
 
-    def extract_many(self, items: Sequence[tuple[str, str]]) -> list[list[Mention]]:
+    def extract_many(
+        self, items: Sequence[tuple[str, str]], on_done: Callable[[], None] | None = None
+    ) -> list[list[Mention]]:
         """Entities of each (label, text), in order, `concurrency` requests at a time; the first
-        failure cancels what has not started and is raised."""
+        failure cancels what has not started and is raised. `on_done` is called per item."""
         key = None if all(self._cached(t) for _, t in items) else self._key()
         out: list[list[Mention] | None] = [None] * len(items)
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
@@ -192,6 +194,8 @@ class LLMExtractor:
             try:
                 for fut in as_completed(futures):
                     out[futures[fut]] = fut.result()
+                    if on_done is not None:
+                        on_done()
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise

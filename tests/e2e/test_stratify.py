@@ -25,9 +25,16 @@ def _env(tmp_path):
 
 def test_build_once_cached_deterministic_and_report(tmp_path):
     env = _env(tmp_path)
-    first = stratify("corpus=demo", "device=cpu", cwd=tmp_path, env=env)
+    # not a terminal: progress comes as note lines (every step with an interval of 0)
+    first = stratify(
+        "corpus=demo", "device=cpu", cwd=tmp_path, env={**env, "HARNESS_PROGRESS_S": "0"}
+    )
     path = tmp_path.joinpath(*STRATA)
     assert "strata file (built" in first.stdout and path.is_file()
+    assert "note: demo: entities of the chunks: 1/116 texts (1%)" in first.stderr
+    assert re.search(
+        r"note: demo: entities of the chunks: 116/116 texts \(100%\), .*took", first.stderr
+    )
     built = path.read_bytes()
     doc = json.loads(built)
     assert doc["corpus"] == "demo" and doc["checksum"].startswith("sha256:")
