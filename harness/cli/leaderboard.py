@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
         "the published numbers), plots and a self-contained HTML leaderboard, from results/.",
         epilog="Examples:\n"
         "  python -m harness.leaderboard\n"
-        "  python -m harness.leaderboard --format latex --table hops --corpus finance\n"
+        "  python -m harness.leaderboard --format latex --table hops --corpus finance --ci\n"
         "  python -m harness.leaderboard --check    # exit 1 on a FAIL or a damaged cell (CI)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -62,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
         "--no-significance", action="store_true", help="skip the randomization tests (no * markers)"
     )
     p.add_argument(
+        "--ci",
+        action="store_true",
+        help="add the 95%% bootstrap interval of every mean to the Markdown and LaTeX tables "
+        "(the HTML page always shows them)",
+    )
+    p.add_argument(
         "--check",
         action="store_true",
         help="exit 1 when a reproduction FAILs or results/ has a problem",
@@ -86,12 +92,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = guarded(_parser().parse_args, argv)
     board, corpora, tables, fails, files = guarded(_build_and_write, args)
-    render = (
-        R.latex if args.format == "latex" else R.csv_text if args.format == "csv" else R.markdown
-    )
     if args.format != "html":
         for t in tables:
-            print(render(t))
+            if args.format == "latex":
+                print(R.latex(t, ci=args.ci))
+            elif args.format == "csv":
+                print(R.csv_text(t))
+            else:
+                print(R.markdown(t, ci=args.ci))
     for p in board.problems:
         print(f"warning: {p}", file=sys.stderr)
     n_cells = sum(len(board.cells[c]) for c in corpora)

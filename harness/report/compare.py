@@ -194,6 +194,8 @@ def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Opt
             f"possible Holm p is {floor:.3f}, not below alpha {opts.alpha:g}: nothing can be "
             f"significant. Raise --permutations or narrow --metric.",
         ]
+    if len(cells) > 2:
+        lines += overview(cells, metrics, rows)
     for ci in range(1, len(cells)):
         lines += ["", f"## {label[ci]} vs {label[0]}"]
         for m in metrics:
@@ -230,6 +232,33 @@ def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Opt
             f"with Holm p < {opts.alpha:g}."
         )
     return "\n".join(lines) + "\n"
+
+
+def overview(cells: Sequence[Cell], metrics: list[str], rows: Sequence[Row]) -> list[str]:
+    """Markdown lines: one row per candidate and metric, overall (Δ, CI, Holm p, verdict),
+    with the strata where that pair regressed; the per-stratum tables follow it."""
+    label = labels(cells)
+    lines = [
+        "",
+        f"## Overview: {len(cells) - 1} candidates against {label[0]} (overall)",
+        "",
+        "| candidate | metric | Δ | 95% CI | p (Holm) | verdict | regressions in strata |",
+        "|---|---|---:|---|---:|---|---|",
+    ]
+    for ci in range(1, len(cells)):
+        for m in metrics:
+            mine = [r for r in rows if r.candidate == ci and r.metric == m]
+            top = next((r for r in mine if r.stratum == "overall"), None)
+            if top is None:
+                continue
+            x = top.result
+            bad = [r.stratum for r in mine if r.stratum != "overall" and r in regressions(mine)]
+            lines.append(
+                f"| {label[ci]} | {m} | {_signed(x.delta)} | "
+                f"[{_signed(x.ci[0])}, {_signed(x.ci[1])}] | {_p(top.p_holm)} | "
+                f"{top.verdict} | {', '.join(bad) or 'none'} |"
+            )
+    return lines
 
 
 def frame(cells: Sequence[Cell], rows: Sequence[Row]):

@@ -101,10 +101,14 @@ def plot(result: dict[str, Any], names: tuple[str, str], corpus: str, path: Path
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(metrics) + 2), 4.2))
     for i, agg in enumerate(AGGREGATES):
         heights = [100 * result["rates"][m][agg]["rate"] for m in metrics]
-        ax.bar(x + (i - (len(AGGREGATES) - 1) / 2) * width, heights, width, label=TITLES[agg])
+        bars = ax.bar(
+            x + (i - (len(AGGREGATES) - 1) / 2) * width, heights, width, label=TITLES[agg]
+        )
+        ax.bar_label(bars, fmt="%.0f", fontsize=7, padding=1)
     ax.axhline(50, color="0.3", linestyle="--", linewidth=1)
     ax.set_xticks(x, metrics)
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 112)  # room above 100 % for a full bar and its label: nothing is clipped
+    ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel(f"win rate of {names[0]} (%)")
     ax.set_title(f"{names[0]} vs {names[1]} on {corpus}: bootstrap win rate across clusters")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=len(AGGREGATES), frameon=False)
@@ -113,7 +117,7 @@ def plot(result: dict[str, Any], names: tuple[str, str], corpus: str, path: Path
     written = []
     for suffix in (".png", ".svg"):
         out = path.with_suffix(suffix)
-        fig.savefig(out, dpi=150)
+        fig.savefig(out, dpi=150, bbox_inches="tight")
         written.append(out)
     plt.close(fig)
     return written

@@ -43,6 +43,12 @@ class Entry:
         node = self._node(stratification, label)
         return (node.get("mean") or {}).get(metric) if node else None
 
+    def ci(self, metric: str, stratification: str = "overall", label: str | None = None):
+        """The (low, high) bootstrap interval of the mean (fractions), or None."""
+        node = self._node(stratification, label)
+        bounds = ((node or {}).get("ci") or {}).get(metric)
+        return tuple(bounds) if bounds and None not in bounds else None
+
     def n(self, stratification: str = "overall", label: str | None = None) -> int | None:
         """The number of queries in a stratum, or None."""
         node = self._node(stratification, label)
@@ -228,7 +234,9 @@ def _strata(results_dir: Path, corpus: str, cells: dict[str, Entry], problems) -
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
             clusters = [
-                {k: int(c[k]) for k in ("id", "n_chunks", "n_queries")} for c in doc["clusters"]
+                {k: int(c[k]) for k in ("id", "n_chunks", "n_queries")}
+                | {"label": str(c.get("label") or "")}
+                for c in doc["clusters"]
             ]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             problems.append(f"{path}: cannot read the strata file ({_short(exc)}); no scatter")

@@ -25,6 +25,7 @@ def _data(board: Board, corpora: list[str]) -> dict:
                     continue
                 for label, s in by.items():
                     strata[f"{strat}={label}"] = _summary(s)
+            computed = list(e.doc.get("metrics") or [])
             for m in e.doc.get("metrics") or []:
                 if m not in metrics:
                     metrics.append(m)
@@ -35,6 +36,7 @@ def _data(board: Board, corpora: list[str]) -> dict:
                     "retriever": name,
                     "label": board.label(name),
                     "stale": e.stale,
+                    "computed": computed,
                     "strata": strata,
                     "provenance": {
                         "path": str(e.path),
@@ -46,13 +48,17 @@ def _data(board: Board, corpora: list[str]) -> dict:
                     },
                 }
             )
-    return {"corpora": corpora, "metrics": metrics, "cells": cells}
+    clusters = {
+        c: {str(k["id"]): k["label"] for k in (board.strata.get(c) or {}).get("clusters", [])}
+        for c in corpora
+    }
+    return {"corpora": corpora, "metrics": metrics, "cells": cells, "clusters": clusters}
 
 
 def _summary(s) -> dict:
     if not isinstance(s, dict):
-        return {"n": None, "mean": {}}
-    return {"n": s.get("n"), "mean": s.get("mean") or {}}
+        return {"n": None, "mean": {}, "ci": {}}
+    return {"n": s.get("n"), "mean": s.get("mean") or {}, "ci": s.get("ci") or {}}
 
 
 def _cell(v: Value) -> str:
@@ -61,7 +67,10 @@ def _cell(v: Value) -> str:
         return f'<td class="{cls}">{html.escape(v.text)}</td>'
     s = "-" if v.value is None else f"{v.value:.2f}"
     s += ("*" if v.mark else "") + ("†" if v.stale else "")
-    return f'<td class="num">{"<b>" + s + "</b>" if v.best else s}</td>'
+    s = "<b>" + s + "</b>" if v.best else s
+    if v.ci is not None:
+        s += f' <span class="ci">[{v.ci[0]:.1f}, {v.ci[1]:.1f}]</span>'
+    return f'<td class="num">{s}</td>'
 
 
 def table_html(t: Table) -> str:
@@ -129,7 +138,9 @@ td.ok{color:#1a7f37;font-weight:bold} td.fail{color:#cf222e;font-weight:bold}
 .problems{background:#fff8e1;border:1px solid #f0c36d;padding:8px 12px;font-size:13px}
 .legend{color:#555;font-size:12px} label{margin-right:16px;font-size:14px}
 figure{display:inline-block;margin:8px;vertical-align:top} img{max-width:100%;width:760px;border:1px solid #eee}
-.scroll{overflow-x:auto;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%;border:1px solid #eee}
+.ci{color:#777;font-size:11px;white-space:nowrap} .nc{color:#999;font-size:11px;font-style:italic}
+td.num{white-space:nowrap}
 figcaption{font-size:12px;color:#666} details pre{font-size:11px;max-height:320px;overflow:auto;background:#f7f7f7;padding:6px}
 """
 
@@ -156,7 +167,12 @@ _SCRIPT = r"""
   function fillStrata() {
     const keep = stratumSel.value;
     stratumSel.replaceChildren();
-    strataOf(corpusSel.value).forEach(s => stratumSel.appendChild(option(s, s)));
+    const labels = data.clusters[corpusSel.value] || {};
+    strataOf(corpusSel.value).forEach(s => {
+      const id = s.startsWith('cluster=') ? s.slice(8) : null;
+      const text = (id !== null && labels[id]) ? s + ' \u00b7 ' + labels[id] : s;
+      stratumSel.appendChild(option(s, text));
+    });
     if (strataOf(corpusSel.value).includes(keep)) stratumSel.value = keep;
   }
   function metricsOf(corpus) {
@@ -209,7 +225,23 @@ _SCRIPT = r"""
       metrics.forEach(m => {
         const td = document.createElement('td'); td.className = 'num';
         const v = r.s.mean[m];
-        td.textContent = pct(v);
+        if (!r.cell.computed.includes(m)) {
+          td.textContent = 'not computed'; td.className = 'nc';
+          td.title = 'this cell was not scored with ' + m + '; python -m harness with ' +
+            'metrics.names=[' + m + '] scores its stored ranked list';
+        } else if (r.s.n === null || r.s.n === undefined) {
+          td.textContent = '-'; td.title = 'no query of this cell is in stratum ' + stratum;
+        } else if (v === null || v === undefined) {
+          td.textContent = '-'; td.title = m + ' is undefined for every query of this stratum';
+        } else {
+          td.textContent = pct(v);
+          const ci = (r.s.ci || {})[m];
+          if (ci && ci[0] !== null) {
+            const span = document.createElement('span'); span.className = 'ci';
+            span.textContent = ' [' + (100 * ci[0]).toFixed(1) + ', ' + (100 * ci[1]).toFixed(1) + ']';
+            td.appendChild(span);
+          }
+        }
         if (v !== null && v !== undefined && best[m] !== null && Math.abs(v - best[m]) < 1e-12 && !r.cell.stale) {
           td.style.fontWeight = 'bold';
         }
@@ -264,10 +296,13 @@ def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path
         '<p><label>corpus <select id="corpus"></select></label>'
         '<label>stratum <select id="stratum"></select></label>'
         '<span id="count" class="meta"></span></p>',
-        '<table id="board"><thead><tr></tr></thead><tbody></tbody></table>',
+        '<div class="scroll"><table id="board"><thead><tr></tr></thead><tbody></tbody>'
+        "</table></div>",
         '<p class="legend">Click a column header to sort (again to reverse). Bold: best of its '
-        "column. Provenance: when the cell was computed, with its config, package versions, "
-        "git commit and data checksum.</p>",
+        "column. [low, high]: 95 % bootstrap interval of the mean. <i>not computed</i>: the cell "
+        "was not scored with that metric (hover for how to add it); -: no query of the cell in "
+        "that stratum. Provenance: when the cell was computed, with its config, package "
+        "versions, git commit and data checksum.</p>",
         "<h2>Paper tables</h2>",
         *(table_html(t) for t in tables),
     ]

@@ -54,52 +54,110 @@ def _styles(names: list[str]) -> dict[str, dict]:
     }
 
 
+def _dodge(n: int, width: float) -> list[float]:
+    """Offsets that set n series side by side, so one never hides under another."""
+    if n <= 1:
+        return [0.0] * n
+    return [width * (i / (n - 1) - 0.5) for i in range(n)]
+
+
+def _legend_outside(fig, axes, n_entries: int) -> None:
+    """One legend for the figure, right of the panels: it never covers data."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if handles:
+        fig.legend(
+            handles,
+            labels,
+            loc="upper left",
+            bbox_to_anchor=(1.0, 0.93),
+            fontsize=8,
+            frameon=False,
+            ncol=1 if n_entries <= 18 else 2,
+        )
+
+
 def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) -> list[Path]:
-    """One panel per corpus: PerfRecall@K (y) by hop depth (x), one line per retriever."""
+    """One panel per corpus with values: PerfRecall@K (y) by hop depth (x), one marker
+    series per retriever, dodged sideways so identical series stay visible; one legend
+    outside the panels. Corpora whose cells lack PerfRecall@K get no (empty) panel."""
     from harness.report.leaderboard.tables import hop_labels
 
     plt = _plt()
     metric = f"perfrecall@{k}"
-    names = board.retrievers(corpora)
+    drawn = [c for c in corpora if _has(board, c, metric, "hop")]
+    if not drawn:
+        return []
+    names = board.retrievers(drawn)
     styles = _styles(names)
-    cols = min(len(corpora), 4)
-    rows = -(-len(corpora) // cols)
+    cols = min(len(drawn), 3)
+    rows = -(-len(drawn) // cols)
     fig, axes = plt.subplots(
-        rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False, sharey=True
+        rows, cols, figsize=(4.4 * cols, 3.6 * rows), squeeze=False, sharey=True
     )
-    for ax, corpus in zip(axes.flat, corpora):
-        hops = [h for h in hop_labels(board, corpus)]
-        for name in order(board, [corpus], metric)[::-1]:
+    for ax, corpus in zip(axes.flat, drawn):
+        hops = hop_labels(board, corpus)
+        series = order(board, [corpus], metric)[::-1]
+        for name, dx in zip(series, _dodge(len(series), 0.5)):
             e = board.cells[corpus][name]
             ys = [e.mean(metric, "hop", h) for h in hops]
             ys = [np.nan if y is None else 100 * y for y in ys]
             ax.plot(
-                hops,
+                [i + dx for i in range(len(hops))],
                 ys,
                 label=board.label(name) + (" †" if e.stale else ""),
-                linewidth=1.8,
+                linewidth=0.9,
+                alpha=0.9,
                 markersize=6,
+                markeredgecolor="black",
+                markeredgewidth=0.4,
                 **styles[name],
             )
+        ax.set_xticks(range(len(hops)), hops)
+        ax.set_xlim(-0.6, len(hops) - 0.4)
         ax.set_title(corpus)
         ax.set_xlabel("hop depth (gold groups per query)")
-        ax.set_ylim(0, 102)
-        ax.legend(fontsize=8, loc="upper right")
+        ax.set_ylim(-3, 103)
     for ax in axes[:, 0]:
         ax.set_ylabel(f"PerfRecall@{k} (%)")
-    for ax in list(axes.flat)[len(corpora) :]:
+    for ax in list(axes.flat)[len(drawn) :]:
         ax.set_visible(False)
-    fig.suptitle(f"PerfRecall@{k} falls with hop depth: every gold group must be in the top {k}")
+    title = f"PerfRecall@{k} by hop depth: every gold group must be in the top {k}"
+    skipped = [c for c in corpora if c not in drawn]
+    if skipped:
+        title += f"\n(not computed for {', '.join(skipped)})"
+    fig.suptitle(title)
     fig.tight_layout()
+    _legend_outside(fig, axes.flat, len(names))
     return _save(fig, out, "perfrecall_by_hop")
 
 
+def _has(board: Board, corpus: str, metric: str, strat: str = "overall") -> bool:
+    """Whether any cell of `corpus` has a value of `metric` (in a stratum of `strat`)."""
+    for e in board.cells[corpus].values():
+        res = e.doc.get("results") or {}
+        nodes = [res.get("overall")] if strat == "overall" else (res.get(strat) or {}).values()
+        if any(n and (n.get("mean") or {}).get(metric) is not None for n in nodes):
+            return True
+    return False
+
+
 def coverage_vs_similarity(board: Board, corpora: list[str], out: Path, k: int = 10):
-    """Coverage@K (y) against the corpus's Similarity (%) (x), one line per retriever across
-    the corpora; corpora without a Similarity are left out (named in the caption)."""
+    """Coverage@K (y) against the corpus's Similarity (%) (x): one marker per (retriever,
+    corpus), no lines (corpora are not a series), dodged sideways within a corpus so none
+    hides another; corpus names on the top axis; the legend outside. Corpora without a
+    Similarity or without Coverage@K are left out (named in the title)."""
     plt = _plt()
     metric = f"coverage@{k}"
-    have = [c for c in corpora if board.diagnostics.get(c, {}).get("similarity") is not None]
+    have = [
+        c
+        for c in corpora
+        if board.diagnostics.get(c, {}).get("similarity") is not None and _has(board, c, metric)
+    ]
     if not have:
         return []
     have.sort(key=lambda c: board.diagnostics[c]["similarity"])
@@ -107,37 +165,52 @@ def coverage_vs_similarity(board: Board, corpora: list[str], out: Path, k: int =
     embedders = sorted({board.diagnostics[c].get("embedder", "?") for c in have})
     names = board.retrievers(have)
     styles = _styles(names)
-    fig, ax = plt.subplots(figsize=(7.6, 4.4))
-    for name in order(board, have, metric)[::-1]:
+    span = max(xs.values()) - min(xs.values()) if len(have) > 1 else 10.0
+    width = max(span, 10.0) * 0.04
+    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    series = order(board, have, metric)[::-1]
+    for name, dx in zip(series, _dodge(len(series), width)):
         pts = [(xs[c], board.cells[c][name].mean(metric)) for c in have if name in board.cells[c]]
-        pts = [(x, 100 * y) for x, y in pts if y is not None]
+        pts = [(x + dx, 100 * y) for x, y in pts if y is not None]
         if pts:
             ax.plot(
-                *zip(*pts), label=board.label(name), linewidth=1.5, markersize=7, **styles[name]
+                *zip(*pts),
+                linestyle="none",
+                label=board.label(name),
+                markersize=7,
+                markeredgecolor="black",
+                markeredgewidth=0.4,
+                **styles[name],
             )
     for c in have:
-        ax.axvline(xs[c], color="grey", linewidth=0.6, linestyle=":")
-        ax.annotate(
-            c,
-            (xs[c], 100),
-            rotation=90,
-            fontsize=8,
-            color="dimgrey",
-            xytext=(3, -4),
-            textcoords="offset points",
-            va="top",
-        )
+        ax.axvline(xs[c], color="grey", linewidth=0.6, linestyle=":", zorder=0)
+    top = ax.secondary_xaxis("top")
+    top.set_xticks([xs[c] for c in have], _spread_labels(have, xs, span), fontsize=8)
+    top.tick_params(length=0)
+    ax.set_xlim(min(xs.values()) - 2 * width - 1, max(xs.values()) + 2 * width + 1)
     ax.set_xlabel(f"corpus Similarity (%): mean cosine of chunk pairs ({', '.join(embedders)})")
     ax.set_ylabel(f"Coverage@{k} (%)")
-    ax.set_ylim(0, 102)
+    ax.set_ylim(-3, 103)
     missing = [c for c in corpora if c not in have]
-    title = f"Coverage@{k} against corpus Similarity"
+    title = f"Coverage@{k} against corpus Similarity (markers dodged within a corpus)"
     if missing:
-        title += f"\n(no Similarity for {', '.join(missing)}: python -m harness.diagnose)"
-    ax.set_title(title)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+        title += f"\n(no Similarity or Coverage@{k} for {', '.join(missing)})"
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
+    _legend_outside(fig, [ax], len(names))
     return _save(fig, out, "coverage_vs_similarity")
+
+
+def _spread_labels(corpora: list[str], xs: dict[str, float], span: float) -> list[str]:
+    """Corpus names for the top axis; a name too close to the previous one goes on a second
+    line, so neighbours never print over each other."""
+    out, last, lifted = [], None, False
+    for c in corpora:
+        close = last is not None and xs[c] - last < max(span, 10.0) * 0.08
+        lifted = close and not lifted
+        out.append(f"{c}\n" if lifted else c)
+        last = xs[c]
+    return out
 
 
 def cluster_boxplots(board: Board, corpus: str, out: Path, k: int = 10) -> list[Path]:

@@ -138,9 +138,9 @@ def write(args, board, corpora, tables) -> list[Path]:
     fmt = args.format
     for t in tables:
         if fmt in ("all", "markdown"):
-            put(f"{t.key}.md", R.markdown(t))
+            put(f"{t.key}.md", R.markdown(t, ci=getattr(args, "ci", False)))
         if fmt in ("all", "latex"):
-            put(f"{t.key}.tex", R.latex(t))
+            put(f"{t.key}.tex", R.latex(t, ci=getattr(args, "ci", False)))
         if fmt in ("all", "csv"):
             put(f"{t.key}.csv", R.csv_text(t))
     if fmt in ("all", "csv"):

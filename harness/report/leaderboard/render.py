@@ -14,9 +14,21 @@ def _num(v: Value) -> str:
     return "-" if v.value is None else f"{v.value:.2f}"
 
 
-def _md_cell(v: Value) -> str:
+CI_NOTE = "[low, high]: 95 % bootstrap interval of the mean over queries"
+
+
+def _ci(v: Value) -> str:
+    return "" if v.ci is None else f"[{v.ci[0]:.1f}, {v.ci[1]:.1f}]"
+
+
+def _md_cell(v: Value, ci: bool = False) -> str:
     s = _num(v) + ("*" if v.mark else "") + ("†" if v.stale else "")
-    return f"**{s}**" if v.best else s
+    s = f"**{s}**" if v.best else s
+    return f"{s} {_ci(v)}" if ci and v.ci is not None else s
+
+
+def _has_ci(t: Table) -> bool:
+    return any(v.ci is not None for _, vals in t.rows for v in vals)
 
 
 def _flat_columns(t: Table) -> list[str]:
@@ -30,8 +42,10 @@ def _flat_columns(t: Table) -> list[str]:
     return names
 
 
-def markdown(t: Table) -> str:
-    """A GitHub Markdown table; column groups become name prefixes, their notes a first row."""
+def markdown(t: Table, ci: bool = False) -> str:
+    """A GitHub Markdown table; column groups become name prefixes, their notes a first row;
+    with `ci` each mean is followed by its 95 % interval."""
+    ci = ci and _has_ci(t)
     cols = _flat_columns(t)
     lines = [f"### {t.title}", "", "| " + " | ".join([t.stub, *cols]) + " |"]
     first = t.rows[0][1] if t.rows else [Value() for _ in cols]
@@ -42,11 +56,12 @@ def markdown(t: Table) -> str:
             cells += [f"*{note}*"] + [""] * (span - 1)
         lines.append("| *corpus* | " + " | ".join(cells) + " |")
     for label, vals in t.rows:
-        lines.append("| " + " | ".join([_esc_md(label), *(_md_cell(v) for v in vals)]) + " |")
+        lines.append("| " + " | ".join([_esc_md(label), *(_md_cell(v, ci) for v in vals)]) + " |")
     for label, vals in t.published:
         lines.append("| " + " | ".join([f"*{_esc_md(label)}*", *(_num(v) for v in vals)]) + " |")
-    if t.notes:
-        lines += [""] + [f"{n}  " for n in t.notes]
+    notes = [*t.notes, *([CI_NOTE] if ci else [])]
+    if notes:
+        lines += [""] + [f"{n}  " for n in notes]
     return "\n".join(lines) + "\n"
 
 
@@ -90,26 +105,62 @@ def _tex_cell(v: Value) -> str:
     return rf"\textbf{{{s}}}" if v.best else s
 
 
-def latex(t: Table) -> str:
-    """A booktabs table environment: \\toprule, grouped \\multicolumn headers with
-    \\cmidrule, \\midrule before the published rows, notes as a footnote-size caption tail."""
+WIDE = 6  # more numeric columns than this: a two-column-wide table (table*)
+
+
+def latex(t: Table, ci: bool = False) -> str:
+    """booktabs tables ready to paste: \\toprule, grouped \\multicolumn headers with
+    \\cmidrule, \\midrule before the published rows, notes as a footnote-size tail. Never
+    shrunk: a wide table spans both columns (table*) at footnote size (8 pt), and a table
+    with `parts` is printed as one table per part. With `ci`, a row of 95 % intervals in
+    script size (7 pt) follows each row of means."""
+    if not t.parts:
+        return _latex_one(t, ci and _has_ci(t))
+    return "\n".join(_latex_one(p, ci and _has_ci(p)) for p in _split(t))
+
+
+def _split(t: Table) -> list[Table]:
+    """One Table per part: the part's column positions within every group."""
+    out = []
+    width = len(t.columns) // max(len(t.groups), 1)
+    for i, (suffix, positions) in enumerate(t.parts):
+        keep = [g * width + p for g in range(len(t.groups) or 1) for p in positions]
+        out.append(
+            Table(
+                key=f"{t.key}-{'abcdefgh'[i]}",
+                title=f"{t.title}: {suffix}",
+                stub=t.stub,
+                columns=[t.columns[j] for j in keep],
+                rows=[(label, [vals[j] for j in keep]) for label, vals in t.rows],
+                groups=[(g, len(positions)) for g, _ in t.groups],
+                group_notes=list(t.group_notes),
+                published=[(label, [vals[j] for j in keep]) for label, vals in t.published],
+                notes=list(t.notes),
+            )
+        )
+    return out
+
+
+def _latex_one(t: Table, ci: bool) -> str:
     first = t.rows[0][1] if t.rows else [Value() for _ in t.columns]
     kinds = ["r" if _numeric(v) else "l" for v in first]
     align = "l" + "".join(kinds)
     key = t.key.replace("_", "-")
-    wide = True  # shrink-only, so harmless for narrow tables; a group note can widen any table
+    wide = sum(k == "r" for k in kinds) > WIDE
+    env = "table*" if wide else "table"
     out = [
-        r"% \usepackage{booktabs}" + (r", \usepackage{graphicx}" if wide else ""),
-        r"\begin{table}[t]",
+        r"% \usepackage{booktabs}"
+        + (" -- spans both columns of a two-column paper" if wide else ""),
+        rf"\begin{{{env}}}[t]",
         r"\centering",
-        r"\small",
+        r"\footnotesize" if wide else r"\small",
+        r"\setlength{\tabcolsep}{4pt}" if wide else "",
         rf"\caption{{{tex_escape(t.title)}}}",
         rf"\label{{tab:{key}}}",
-        # wide tables shrink to the line width (never grow): graphicx's \resizebox with \width
-        *([r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%"] if wide else []),
         rf"\begin{{tabular}}{{{align}}}",
         r"\toprule",
     ]
+    out = [line for line in out if line]
     if t.groups:
         heads, rules, col = [], [], 2
         for g, span in t.groups:
@@ -119,7 +170,7 @@ def latex(t: Table) -> str:
         out.append(" & " + " & ".join(heads) + r" \\")
         if t.group_notes:
             notes = [
-                rf"\multicolumn{{{span}}}{{c}}{{\footnotesize {tex_escape(note)}}}"
+                rf"\multicolumn{{{span}}}{{c}}{{\scriptsize {tex_escape(note)}}}"
                 for note, (_, span) in zip(t.group_notes, t.groups)
             ]
             out.append(" & " + " & ".join(notes) + r" \\")
@@ -128,15 +179,21 @@ def latex(t: Table) -> str:
     out.append(r"\midrule")
     for label, vals in t.rows:
         out.append(" & ".join([tex_escape(label), *(_tex_cell(v) for v in vals)]) + r" \\")
+        if ci:
+            cells = [rf"{{\scriptsize {tex_escape(_ci(v))}}}" if v.ci else "" for v in vals]
+            out.append(" & ".join(["", *cells]) + r" \\[2pt]")
     if t.published:
         out.append(r"\midrule")
         for label, vals in t.published:
             cells = [rf"\textit{{{tex_escape(label)}}}", *(tex_escape(_num(v)) for v in vals)]
             out.append(" & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}" + ("}" if wide else "")]
-    if t.notes:
-        out.append(rf"\par\smallskip{{\footnotesize {tex_escape('; '.join(t.notes))}.}}")
-    out.append(r"\end{table}")
+    out += [r"\bottomrule", r"\end{tabular}"]
+    notes = [*t.notes, *([CI_NOTE] if ci else [])]
+    if notes:
+        out.append(
+            rf"\par\smallskip\parbox{{\linewidth}}{{\footnotesize {tex_escape('; '.join(notes))}.}}"
+        )
+    out.append(rf"\end{{{env}}}")
     return "\n".join(out) + "\n"
 
 

@@ -23,6 +23,7 @@ HOP_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
 class Value:
     value: float | None = None  # percent
     text: str | None = None  # instead of a number (OK / FAIL, a name)
+    ci: tuple[float, float] | None = None  # percent, the 95 % bootstrap interval
     best: bool = False
     mark: bool = False  # significantly below the best of its column (Holm-corrected)
     stale: bool = False  # scored on other data than the corpus's other cells
@@ -36,6 +37,9 @@ class Table:
     columns: list[str]
     rows: list[tuple[str, list[Value]]]
     groups: list[tuple[str, int]] = field(default_factory=list)  # spanning headers
+    # LaTeX only: print as several tables, each with these column positions of every group
+    # (a wide table split, never shrunk below a readable size); (caption suffix, positions)
+    parts: list[tuple[str, list[int]]] = field(default_factory=list)
     group_notes: list[str] = field(default_factory=list)  # a second header line per group
     published: list[tuple[str, list[Value]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -48,6 +52,7 @@ class Options:
     tolerance: float = 0.5  # percentage points, |reproduced - published|
     permutations: int = 10_000
     seed: int = 0
+    ci: bool = False  # print the 95 % intervals in Markdown and LaTeX (HTML always has them)
 
 
 def metric_name(family: str, k: int) -> str:
@@ -61,6 +66,17 @@ def header(family: str, k: int, long: bool = False) -> str:
 
 def _pct(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else 100.0 * x
+
+
+def _value(e: Entry, metric: str, strat: str = "overall", label: str | None = None) -> Value:
+    """A cell's mean (and interval) in percent; no value when it lacks the metric or the
+    stratum."""
+    ci = e.ci(metric, strat, label)
+    return Value(
+        _pct(e.mean(metric, strat, label)),
+        ci=None if ci is None else (100.0 * ci[0], 100.0 * ci[1]),
+        stale=e.stale,
+    )
 
 
 class Significance:
@@ -185,7 +201,7 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
         for c in corpora:
             e = board.cells[c].get(name)
             for m in metrics:
-                vals.append(Value(_pct(e.mean(m)) if e else None, stale=bool(e and e.stale)))
+                vals.append(_value(e, m) if e else Value())
         rows.append((name, vals))
     for ci, c in enumerate(corpora):
         for mi, m in enumerate(metrics):
@@ -210,7 +226,7 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
         group_notes=[_diag_note(board, c) for c in corpora],
         published=published,
     )
-    table.notes = _legend(board, corpora, sig, published=bool(published))
+    table.notes = _legend(board, corpora, sig, published=bool(published), table=table)
     return table
 
 
@@ -242,11 +258,7 @@ def hops(board: Board, corpus: str, opts: Options, sig: Significance | None) -> 
         rows.append(
             (
                 name,
-                [
-                    Value(_pct(e.mean(m, s, lab)), stale=e.stale)
-                    for s, lab in strata
-                    for m in metrics
-                ],
+                [_value(e, m, s, lab) for s, lab in strata for m in metrics],
             )
         )
     for si, (strat, label) in enumerate(strata):
@@ -259,8 +271,9 @@ def hops(board: Board, corpus: str, opts: Options, sig: Significance | None) -> 
         columns=[header(f, k) for _ in strata for f in HOP_METRICS],
         rows=[(board.label(n), v) for n, v in rows],
         groups=groups,
+        parts=[("Coverage and PerfRecall", [0, 1]), ("NDCG and MRR", [2, 3])],
     )
-    table.notes = _legend(board, [corpus], sig, published=False)
+    table.notes = _legend(board, [corpus], sig, published=False, table=table)
     return table
 
 
@@ -327,8 +340,16 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
     return table, fails
 
 
-def _legend(board: Board, corpora, sig: Significance | None, published: bool) -> list[str]:
+def _legend(
+    board: Board, corpora, sig: Significance | None, published: bool, table: Table
+) -> list[str]:
     notes = ["bold: best reproduced value of its column"]
+    if any(v.value is None for _, vals in table.rows for v in vals):
+        notes.append(
+            "-: no value (the cell was not scored with that metric, or has no query in that "
+            "stratum; python -m harness with metrics.names=[...] scores its stored ranked list)"
+        )
+
     if sig is not None:
         notes.append(
             "*: significantly below the best of its column (paired randomization test, "
