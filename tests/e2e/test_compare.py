@@ -95,6 +95,30 @@ def test_planted_regression_fails_the_gate(cells, tmp_path):
     assert report.read_text() == res.stdout
 
 
+def test_several_candidates_open_with_an_overview(cells, tmp_path):
+    worse = _copy(cells, tmp_path, "worse")
+    _edit_per_query(worse, "coverage@10", lambda v: v * 0.5)
+    res = compare(
+        "results/demo/bm25",
+        "results/demo/bm25-simple",
+        worse,
+        "--metric",
+        "coverage@10,ndcg@10",
+        cwd=cells,
+    )
+    assert res.returncode == 1, res.stderr
+    out = res.stdout
+    head, details = out.split("## Overview: 2 candidates against results/demo/bm25 (overall)")
+    assert "### coverage@10" not in head  # the overview comes before the details
+    overview = details.split("\n## ")[0]
+    rows = [ln for ln in overview.splitlines() if ln.startswith("| ")][2:]
+    assert len(rows) == 4  # 2 candidates x 2 gated metrics
+    assert any(
+        ln.startswith(f"| {worse} | coverage@10 | -27.86 |") and "REGRESSION" in ln for ln in rows
+    )
+    assert "### coverage@10" in details
+
+
 def test_small_drop_within_tolerance_passes(cells, tmp_path):
     worse = _copy(cells, tmp_path)
     _edit_per_query(worse, "coverage@10", lambda v: v - 0.005 if v >= 0.005 else v)

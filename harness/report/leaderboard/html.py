@@ -140,7 +140,7 @@ td.ok{color:#1a7f37;font-weight:bold} td.fail{color:#cf222e;font-weight:bold}
 figure{display:inline-block;margin:8px;vertical-align:top} img{max-width:100%;width:760px;border:1px solid #eee}
 .scroll{overflow-x:auto;max-width:100%;border:1px solid #eee}
 .ci{color:#777;font-size:11px;white-space:nowrap} .nc{color:#999;font-size:11px;font-style:italic}
-td.num{white-space:nowrap}
+td.num{white-space:nowrap} tbody th{white-space:nowrap}
 figcaption{font-size:12px;color:#666} details pre{font-size:11px;max-height:320px;overflow:auto;background:#f7f7f7;padding:6px}
 """
 

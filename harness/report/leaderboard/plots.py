@@ -166,7 +166,10 @@ def coverage_vs_similarity(board: Board, corpora: list[str], out: Path, k: int =
     names = board.retrievers(have)
     styles = _styles(names)
     span = max(xs.values()) - min(xs.values()) if len(have) > 1 else 10.0
-    width = max(span, 10.0) * 0.04
+    gaps = [b - a for a, b in zip(sorted(xs.values()), sorted(xs.values())[1:])]
+    # wide enough that markers sit apart, narrow enough that corpora never mix
+    width = min(max(span, 10.0) * 0.12, 0.6 * min(gaps, default=span))
+    width = max(width, max(span, 10.0) * 0.02)
     fig, ax = plt.subplots(figsize=(7.2, 4.4))
     series = order(board, have, metric)[::-1]
     for name, dx in zip(series, _dodge(len(series), width)):

@@ -15,6 +15,7 @@ def _num(v: Value) -> str:
 
 
 CI_NOTE = "[low, high]: 95 % bootstrap interval of the mean over queries"
+CI_NOTE_TEX = "low–high under a value: its 95 % bootstrap interval over queries"
 
 
 def _ci(v: Value) -> str:
@@ -90,6 +91,7 @@ _TEX = {
     "†": r"$^\dagger$",
     "·": r"\textperiodcentered{}",
     "…": r"\ldots{}",
+    "–": "--",
 }
 
 
@@ -105,15 +107,15 @@ def _tex_cell(v: Value) -> str:
     return rf"\textbf{{{s}}}" if v.best else s
 
 
-WIDE = 6  # more numeric columns than this: a two-column-wide table (table*)
+ONE_COLUMN_CHARS = 46  # about what one column of a two-column page holds at 9 pt
 
 
 def latex(t: Table, ci: bool = False) -> str:
     """booktabs tables ready to paste: \\toprule, grouped \\multicolumn headers with
     \\cmidrule, \\midrule before the published rows, notes as a footnote-size tail. Never
-    shrunk: a wide table spans both columns (table*) at footnote size (8 pt), and a table
-    with `parts` is printed as one table per part. With `ci`, a row of 95 % intervals in
-    script size (7 pt) follows each row of means."""
+    shrunk below 7 pt: a wide table spans both columns (table*) at footnote size (8 pt; 7 pt
+    with intervals), and a table with `parts` is printed as one table per part. With `ci`, a
+    row of 95 % intervals in script size (7 pt) follows each row of means."""
     if not t.parts:
         return _latex_one(t, ci and _has_ci(t))
     return "\n".join(_latex_one(p, ci and _has_ci(p)) for p in _split(t))
@@ -141,20 +143,43 @@ def _split(t: Table) -> list[Table]:
     return out
 
 
+def _width(t: Table, ci: bool) -> int:
+    """The table's width in characters, estimated from its widest entries (a column is as
+    wide as its header, its values, its interval and its share of the group header)."""
+    rows = [*t.rows, *t.published]
+    stub = max([len(t.stub), *(len(label) for label, _ in rows)])
+    widths = []
+    for j, head in enumerate(t.columns):
+        cells = [len(_num(vals[j])) + 1 for _, vals in rows if j < len(vals)]
+        if ci:
+            cells += [len(_ci(vals[j])) * 4 // 5 for _, vals in t.rows if j < len(vals)]
+        widths.append(max([len(head), *cells]))
+    col = 0
+    for i, (g, span) in enumerate(t.groups):
+        note = t.group_notes[i] if i < len(t.group_notes) else ""
+        need = max(len(g), len(note) * 4 // 5)  # notes are set smaller
+        have = sum(widths[col : col + span]) + 2 * (span - 1)
+        if need > have:
+            for j in range(col, col + span):
+                widths[j] += -(-(need - have) // span)
+        col += span
+    return stub + sum(widths) + 2 * len(widths)
+
+
 def _latex_one(t: Table, ci: bool) -> str:
     first = t.rows[0][1] if t.rows else [Value() for _ in t.columns]
     kinds = ["r" if _numeric(v) else "l" for v in first]
     align = "l" + "".join(kinds)
     key = t.key.replace("_", "-")
-    wide = sum(k == "r" for k in kinds) > WIDE
+    wide = _width(t, ci) > ONE_COLUMN_CHARS
     env = "table*" if wide else "table"
     out = [
         r"% \usepackage{booktabs}"
-        + (" -- spans both columns of a two-column paper" if wide else ""),
+        + (" -- spans both columns of a two-column page" if wide else ""),
         rf"\begin{{{env}}}[t]",
         r"\centering",
-        r"\footnotesize" if wide else r"\small",
-        r"\setlength{\tabcolsep}{4pt}" if wide else "",
+        (r"\scriptsize" if ci else r"\footnotesize") if wide else r"\small",  # >= 7 pt
+        rf"\setlength{{\tabcolsep}}{{{2 if ci and len(t.columns) > 8 else 4}pt}}" if wide else "",
         rf"\caption{{{tex_escape(t.title)}}}",
         rf"\label{{tab:{key}}}",
         rf"\begin{{tabular}}{{{align}}}",
@@ -180,7 +205,7 @@ def _latex_one(t: Table, ci: bool) -> str:
     for label, vals in t.rows:
         out.append(" & ".join([tex_escape(label), *(_tex_cell(v) for v in vals)]) + r" \\")
         if ci:
-            cells = [rf"{{\scriptsize {tex_escape(_ci(v))}}}" if v.ci else "" for v in vals]
+            cells = [rf"{{\scriptsize {v.ci[0]:.1f}--{v.ci[1]:.1f}}}" if v.ci else "" for v in vals]
             out.append(" & ".join(["", *cells]) + r" \\[2pt]")
     if t.published:
         out.append(r"\midrule")
@@ -188,7 +213,7 @@ def _latex_one(t: Table, ci: bool) -> str:
             cells = [rf"\textit{{{tex_escape(label)}}}", *(tex_escape(_num(v)) for v in vals)]
             out.append(" & ".join(cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
-    notes = [*t.notes, *([CI_NOTE] if ci else [])]
+    notes = [*t.notes, *([CI_NOTE_TEX] if ci else [])]
     if notes:
         out.append(
             rf"\par\smallskip\parbox{{\linewidth}}{{\footnotesize {tex_escape('; '.join(notes))}.}}"

@@ -130,3 +130,41 @@ def test_markdown_latex_and_csv(board):
 
 def test_tex_escape_specials():
     assert tex_escape("a_b & 50% #1 {x}") == r"a\_b \& 50\% \#1 \{x\}"
+
+
+def test_hop_latex_is_split_wide_and_never_shrunk(board):
+    t = hops(board, "finance", Options(), sig=None)
+    tex = latex(t)
+    assert tex.count(r"\begin{table*}") == 2 and r"\resizebox" not in tex
+    first, second = tex.split(r"\end{table*}")[:2]
+    assert "Coverage and PerfRecall" in first and "NDCG and MRR" in second
+    assert "Cov@10 & Perf@10 & Cov@10" in first and "NDCG@10" not in first
+    assert "NDCG@10 & MRR & NDCG@10" in second
+    assert r"\tiny" not in tex  # nothing below 7 pt
+
+
+def test_narrow_table_stays_in_one_column(board):
+    t = table3(board, ["finance"], Options(), sig=None)
+    tex = latex(t)
+    assert r"\begin{table}" in tex and "table*" not in tex
+
+
+def test_intervals_with_ci_and_missing_values_explained(board):
+    e = board.cells["finance"]["bm25"]
+    e.doc["results"]["overall"]["ci"] = {"coverage@10": [0.5, 0.7], "perfrecall@10": [0.3, 0.4]}
+    t = table3(board, ["finance", "legal"], Options(), sig=None)
+    assert any(n.startswith("-: no value") for n in t.notes)  # dense has no legal cell
+    md = markdown(t, ci=True)
+    assert "| BM25 | 59.87 [50.0, 70.0] | **36.12** [30.0, 40.0] |" in md
+    assert "95 % bootstrap interval" in md
+    assert "[50.0, 70.0]" not in markdown(t)  # only when asked for
+    tex = latex(t, ci=True)
+    assert r"{\scriptsize 50.0--70.0}" in tex
+
+
+def test_reproduction_without_the_metric_is_not_computed_not_fail(board):
+    board.references.append(_ref("finance", "bm25", "map", 20.0))
+    t, fails = reproduction(board, ["finance"], Options())
+    status = {vals[1].text: vals[6].text for _, vals in t.rows}
+    assert status["map"] == "not computed" and fails == 0
+    assert any("metrics.names=[map]" in n for n in t.notes)
