@@ -111,7 +111,7 @@ def test_several_candidates_open_with_an_overview(cells, tmp_path):
     head, details = out.split("## Overview: 2 candidates against results/demo/bm25 (overall)")
     assert "### coverage@10" not in head  # the overview comes before the details
     overview = details.split("\n## ")[0]
-    rows = [ln for ln in overview.splitlines() if ln.startswith("| ")][2:]
+    rows = [ln for ln in overview.splitlines() if ln.startswith("| ")][1:]
     assert len(rows) == 4  # 2 candidates x 2 gated metrics
     assert any(
         ln.startswith(f"| {worse} | coverage@10 | -27.86 |") and "REGRESSION" in ln for ln in rows
