@@ -153,6 +153,11 @@ _SCRIPT = r"""
   let sortKey = null, sortDir = -1;
 
   function pct(x) { return (x === null || x === undefined) ? '-' : (100 * x).toFixed(2); }
+  function hasKind(cell, stratum) {
+    if (stratum === 'overall') return true;
+    const kind = stratum.split('=')[0] + '=';
+    return Object.keys(cell.strata).some(s => s.startsWith(kind));
+  }
   function cellsOf(corpus) { return data.cells.filter(c => c.corpus === corpus); }
   function strataOf(corpus) {
     const seen = [];
@@ -229,6 +234,10 @@ _SCRIPT = r"""
           td.textContent = 'not computed'; td.className = 'nc';
           td.title = 'this cell was not scored with ' + m + '; python -m harness with ' +
             'metrics.names=[' + m + '] scores its stored ranked list';
+        } else if (!hasKind(r.cell, stratum)) {
+          td.textContent = 'no strata'; td.className = 'nc';
+          td.title = 'this cell has no ' + stratum.split('=')[0] + ' strata: it was scored ' +
+            'before they were built; rerun it (its stored ranked list is rescored, no retrieval)';
         } else if (r.s.n === null || r.s.n === undefined) {
           td.textContent = '-'; td.title = 'no query of this cell is in stratum ' + stratum;
         } else if (v === null || v === undefined) {
@@ -300,8 +309,9 @@ def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path
         "</table></div>",
         '<p class="legend">Click a column header to sort (again to reverse). Bold: best of its '
         "column. [low, high]: 95 % bootstrap interval of the mean. <i>not computed</i>: the cell "
-        "was not scored with that metric (hover for how to add it); -: no query of the cell in "
-        "that stratum. Provenance: when the cell was computed, with its config, package "
+        "was not scored with that metric (hover for how to add it); <i>no strata</i>: the cell "
+        "was scored before those strata were built; -: no query of the cell in that stratum. "
+        "Provenance: when the cell was computed, with its config, package "
         "versions, git commit and data checksum.</p>",
         "<h2>Paper tables</h2>",
         *(table_html(t) for t in tables),

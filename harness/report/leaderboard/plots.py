@@ -302,7 +302,6 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
             np.full(zero.sum(), jitter),
             s=8,
             color="lightgrey",
-            label=f"zero-query clusters ({int(zero.sum())})",
             edgecolors="none",
         )
         keep = ~zero & ~np.isnan(color)
@@ -319,7 +318,6 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(board.label(name))
-        ax.legend(fontsize=7, loc="upper left")
     for ax in axes[-1, :]:
         ax.set_xlabel("chunks in the cluster")
     for ax in axes[:, 0]:
@@ -328,6 +326,13 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
         ax.set_visible(False)
     cbar = fig.colorbar(sc, ax=axes.ravel().tolist(), shrink=0.9)
     cbar.set_label(f"cluster mean Coverage@{k} (%)")
+    fig.text(  # the key for the grey dots, below the panels rather than over the data
+        0.01,
+        -0.02,
+        f"grey dots on the bottom line: the {int(zero.sum())} clusters no query touches",
+        fontsize=8,
+        color="dimgrey",
+    )
     s = strata.get("summary") or {}
     fig.suptitle(
         f"{corpus}: query coverage of the semantic clusters (MSC {100 * s.get('msc', 0):.1f}%, "
