@@ -4,6 +4,7 @@ driven by Selenium): sorting, the corpus and stratum selectors, the plots, no co
 .ci/run installs Chromium; outside CI the test is skipped when it is absent."""
 
 import os
+import re
 import shutil
 
 import pytest
@@ -64,8 +65,16 @@ def _rows(driver):
 
     out = []
     for tr in driver.find_elements(By.CSS_SELECTOR, "#board tbody tr"):
-        out.append([c.text for c in tr.find_elements(By.CSS_SELECTOR, "th, td")])
+        cells = tr.find_elements(By.CSS_SELECTOR, "th, td")
+        # a mean is followed by its interval: "61.46 [52.1, 70.3]"; keep the mean
+        out.append([cells[0].text, *(c.text.split(" [")[0] for c in cells[1:])])
     return out
+
+
+def _intervals(driver):
+    from selenium.webdriver.common.by import By
+
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#board tbody td .ci")]
 
 
 def _header(driver):
@@ -95,6 +104,8 @@ def test_table_selectors_sorting_plots_and_no_console_errors(browser):
     assert head[:2] == ["retriever", "n"] and "coverage@10" in head and head[-1] == "provenance"
     rows = _rows(driver)
     assert sorted(r[0] for r in rows) == ["BM25", "BM25 (simple)"]  # display names
+    ci = _intervals(driver)  # every mean carries its 95% interval
+    assert ci and all(re.fullmatch(r"\[\d+\.\d, \d+\.\d\]", c) for c in ci), ci[:3]
     assert all(r[1] == "48" for r in rows)
 
     # sorting: click coverage@10 (descending first), then again (ascending)
