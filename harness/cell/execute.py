@@ -146,6 +146,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
 
     cell_dir = plan.results_dir / bench.name / name
     stored = _stored(cell_dir) if plan.write else None
+    metrics = plan.metrics
     label = {"display_name": _display(plan.retriever, base, diff, retriever.name), "variant": diff}
     if stored is not None:
         verdict = _against_stored(stored, plan, bench, doc, strata_path, cell_dir, label)
@@ -155,6 +156,8 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
             return _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint)
         if verdict:
             notes.append(verdict)
+        if _same_identity(stored, plan):  # recomputed: still every metric the cell had
+            metrics = _union(stored, plan)
 
     t = time.perf_counter()
     retriever.index(bench.corpus)
@@ -166,17 +169,17 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    scored = _score_plan(plan, bench, run, plan.metrics, doc, strata_path)
+    scored = _score_plan(plan, bench, run, metrics, doc, strata_path)
     timings["evaluate_s"] = time.perf_counter() - t
     coverage = run_coverage(bench, run, retriever)
 
     if plan.write:
         timings["total_s"] = time.perf_counter() - started
         files = cell_files(
-            cfg,
+            _with_metrics(cfg, metrics) if metrics is not plan.metrics else cfg,
             bench,
             run,
-            plan.metric_names,
+            [m.name for m in metrics],
             scored,
             coverage=coverage,
             diagnostics=corpus_diagnostics(bench, retriever),
@@ -246,6 +249,35 @@ def _stored(cell_dir: Path) -> dict[str, Any] | None:
     return old
 
 
+def _same_identity(stored, plan: CellPlan) -> bool:
+    import json
+
+    mine = json.loads(to_json(identity(plan.retriever, plan.depth)))
+    return mine == identity(stored["config"]["retriever"], stored["config"]["retrieval"]["depth"])
+
+
+def _union(stored, plan: CellPlan) -> list:
+    """The stored cell's metrics and the ones asked for, in registry order (group first)."""
+    from metrics.registry import ordered, parse_metric
+
+    had = [parse_metric(n) for n in stored["metrics"]]
+    union = ordered([*had, *plan.metrics], registry_order=True)
+    return plan.metrics if [m.name for m in union] == plan.metric_names else union
+
+
+def _with_metrics(cfg: Mapping[str, Any], metrics) -> dict[str, Any]:
+    """`cfg` with metrics.names written out as the cell's full metric list (names carry
+    their relevance levels, so the level is 1)."""
+    config = dict(cfg)
+    config["metrics"] = {
+        **cfg["metrics"],
+        "names": [m.name for m in metrics],
+        "k": sorted({m.k for m in metrics if m.k is not None}) or [1],
+        "relevance_level": 1,
+    }
+    return config
+
+
 def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, label) -> str:
     """What to do with the cell already in `cell_dir`: "same" (show it), "rescore" (score
     its stored ranked list with the metrics asked for, no retrieval), or a note saying why
@@ -310,24 +342,16 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
     """Score the cell's stored ranked list with its metrics and the ones asked for (the
     union: metric sets never displace each other) and rewrite the cell; no retrieval."""
     from harness.core.runio import read_run
-    from metrics.registry import ordered, parse_metric
 
     started = time.perf_counter()
-    had = [parse_metric(n) for n in stored["metrics"]]
-    union = ordered([*had, *plan.metrics], registry_order=True)
+    union = _union(stored, plan)
     added = [m.name for m in union if m.name not in stored["metrics"]]
     scores = read_run(cell_dir / "run.trec")
     known = all(c in bench.vocab for docs in scores.values() for c in docs)
     run = Run.from_scores(stored["retriever"], scores, plan.depth, bench.vocab if known else None)
     scored = _score_plan(plan, bench, run, union, doc, strata_path)
     names = [m.name for m in union]
-    config = dict(plan.config)
-    config["metrics"] = {
-        **plan.config["metrics"],
-        "names": names,
-        "k": sorted({m.k for m in union if m.k is not None}) or [1],
-        "relevance_level": 1,  # the names carry their levels
-    }
+    config = _with_metrics(plan.config, union)
     timings = _stored_timings(cell_dir)
     timings["rescore_s"] = time.perf_counter() - started
     files = cell_files(

@@ -1,6 +1,7 @@
 """`python -m harness.leaderboard`: turn results/ into paper tables, plots and an HTML page.
 
-Reads results/ only (cells, results/reference/, diagnostics, strata files) and writes
+Reads results/ (cells, diagnostics, strata files) and the published numbers (shipped,
+plus results/reference/) and writes
 leaderboard/: table3, hops_<corpus> and reproduction as .md/.tex/.csv, leaderboard.csv (every
 number in long format), plots/*.png|svg and index.html. A damaged cell is reported by path
 and skipped; the rest still renders.
@@ -102,9 +103,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(R.markdown(t, ci=args.ci))
     for p in board.problems:
         print(f"warning: {p}", file=sys.stderr)
+    for note in board.notes:
+        print(f"note: {note}", file=sys.stderr)
     n_cells = sum(len(board.cells[c]) for c in corpora)
     print(
-        f"{n_cells} cells on {len(corpora)} corpora ({', '.join(corpora)}); "
+        f"{n_cells} cell{'s' * (n_cells != 1)} on {len(corpora)} "
+        f"corp{'ora' if len(corpora) != 1 else 'us'} ({', '.join(corpora)}); "
         f"{len(files)} files written under {args.out}/"
         + (f"; open {Path(args.out) / 'index.html'}" if args.format in ("all", "html") else "")
     )

@@ -142,6 +142,27 @@ class Watcher:
                 print(progress_line(record, self.total), file=sys.stderr, flush=True)
 
 
+def _claim(config) -> Path:
+    """Make the sweep folder, atomically: a sweep started in the same second as another
+    (the folder is named by the time) gets `<time>-2`, `-3`, ... instead of sharing its
+    records, summary and multirun.yaml. The sweeper is handed the folder claimed here."""
+    from omegaconf import open_dict, read_write
+
+    wanted = Path(str(config.hydra.sweep.dir))
+    wanted.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        path = wanted if n == 1 else wanted.with_name(f"{wanted.name}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        if path != wanted:
+            with read_write(config.hydra), open_dict(config.hydra):
+                config.hydra.sweep.dir = str(path)
+        return path
+    raise RuntimeError(f"cannot claim a sweep folder next to {wanted}")  # 999 in one second
+
+
 def _shown(path: Path) -> Path:
     """`path` relative to the working directory when it lies under it (as printed), else
     absolute; jobs get the absolute path."""
@@ -228,7 +249,7 @@ class SweepLog(_Callback):  # type: ignore[misc,valid-type]
     def on_multirun_start(self, config, **kwargs: Any) -> None:
         global last_summary
         last_summary = None
-        sweep_dir = _shown(Path(str(config.hydra.sweep.dir)))
+        sweep_dir = _shown(_claim(config))
         (sweep_dir / "cells").mkdir(parents=True, exist_ok=True)
         jobs = job_list(config)
         os.environ[SWEEP_DIR_ENV] = str(sweep_dir.resolve())

@@ -242,8 +242,9 @@ def overview(cells: Sequence[Cell], metrics: list[str], rows: Sequence[Row]) -> 
         "",
         f"## Overview: {len(cells) - 1} candidates against {label[0]} (overall)",
         "",
-        "| candidate | metric | Δ | 95% CI | p (Holm) | verdict | regressions in strata |",
-        "|---|---|---:|---|---:|---|---|",
+        "| candidate | metric | Δ | 95% CI | p (rand.) | p (Holm) | verdict "
+        "| regressions in strata |",
+        "|---|---|---:|---|---:|---:|---|---|",
     ]
     for ci in range(1, len(cells)):
         for m in metrics:
@@ -255,7 +256,8 @@ def overview(cells: Sequence[Cell], metrics: list[str], rows: Sequence[Row]) -> 
             bad = [r.stratum for r in mine if r.stratum != "overall" and r in regressions(mine)]
             lines.append(
                 f"| {label[ci]} | {m} | {_signed(x.delta)} | "
-                f"[{_signed(x.ci[0])}, {_signed(x.ci[1])}] | {_p(top.p_holm)} | "
+                f"[{_signed(x.ci[0])}, {_signed(x.ci[1])}] | {_p(x.p_randomization)} | "
+                f"{_p(top.p_holm)} | "
                 f"{top.verdict} | {', '.join(bad) or 'none'} |"
             )
     return lines

@@ -68,6 +68,11 @@ def test_other_metrics_are_scored_from_the_stored_run_and_merged(tmp_path):
     names = _doc(cell)["metrics"]
     assert "P(rel=2)@10" in names and "P@10" in names and "coverage@10" in names
 
+    # force=true retrieves again, and keeps every metric the cell had
+    out = harness("metrics.names=[coverage]", "metrics.k=[10]", "force=true", *FAST, cwd=tmp_path)
+    assert set(names) == set(_doc(cell)["metrics"])
+    assert (cell / "run.trec").read_bytes() == run_bytes
+
     # asking for a subset of what the cell holds shows it from disk
     out = harness("metrics.names=[coverage]", "metrics.k=[10]", *FAST, cwd=tmp_path)
     assert "is up to date" in out.stderr

@@ -6,7 +6,6 @@ import shutil
 
 import pytest
 
-from tests.conftest import ROOT
 from tests.helpers.cli import harness, leaderboard
 
 
@@ -22,7 +21,6 @@ def swept(tmp_path_factory):
         "hydra.launcher.n_jobs=2",
         cwd=root,
     )
-    shutil.copytree(ROOT / "results" / "reference", root / "results" / "reference")
     return root
 
 
@@ -50,7 +48,7 @@ def test_leaderboard_writes_every_format(work):
     assert {"perfrecall_by_hop.png", "perfrecall_by_hop.svg"} <= plots
     assert (lb / "plots" / "perfrecall_by_hop.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the corpus list skips results/reference/ and results/.sweeps/
-    assert "2 cells on 1 corpora (demo)" in out.stdout
+    assert "2 cells on 1 corpus (demo)" in out.stdout
     assert "| Retriever | demo Cov@10 | demo Perf@10 |" in out.stdout
     table = (lb / "table3.md").read_text()
     assert "(published)" not in table  # nothing was published for demo: no empty rows
@@ -100,7 +98,7 @@ def test_corrupt_cell_is_reported_and_skipped(work):
     out = leaderboard(cwd=work)
     assert out.returncode == 0
     assert f"warning: {bad.relative_to(work)}: not valid JSON" in out.stderr
-    assert "1 cells on 1 corpora (demo)" in out.stdout
+    assert "1 cell on 1 corpus (demo)" in out.stdout
     assert "| BM25 |" in (work / "leaderboard/table3.md").read_text()
     assert "not valid JSON" in (work / "leaderboard/index.html").read_text()
     strict = leaderboard("--check", cwd=work, check=False)
@@ -122,7 +120,7 @@ def test_strata_folder_is_not_a_corpus(work):
     (work / "results/strata/demo").mkdir(parents=True)
     (work / "results/strata/demo/offline_minilm_g1.json").write_text("{}")
     out = leaderboard("--table", "table3", "--format", "markdown", cwd=work)
-    assert "2 cells on 1 corpora (demo)" in out.stdout and "warning" not in out.stderr
+    assert "2 cells on 1 corpus (demo)" in out.stdout and "warning" not in out.stderr
 
 
 def test_rerun_skips_up_to_date_cells_unless_forced(swept, tmp_path):
@@ -168,7 +166,6 @@ def test_acceptance_sweep_then_leaderboard(general_wiki, tmp_path):
         for c in ("demo", "general-wiki")
         for r in ("bm25", "hybrid-bm25-minilm", "minilm")
     ], run.stderr
-    shutil.copytree(ROOT / "results" / "reference", tmp_path / "results" / "reference")
     out = leaderboard(cwd=tmp_path)
     assert out.returncode == 0 and "warning" not in out.stderr, out.stderr
     rep = (tmp_path / "leaderboard/reproduction.md").read_text()

@@ -1,5 +1,6 @@
 """What the leaderboard reads from results/: every cell's metrics.json, the published numbers
-(results/reference/*.csv), the corpus diagnostics and the strata files. Nothing is computed
+(shipped in harness/data/reference/, plus results/reference/*.csv), the corpus
+diagnostics and the strata files. Nothing is computed
 here; problems (a damaged cell, data that differ between cells of one corpus) are collected
 as one line each so the rest still renders."""
 
@@ -71,6 +72,7 @@ class Board:
     results_dir: Path
     cells: dict[str, dict[str, Entry]] = field(default_factory=dict)  # corpus -> retriever
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # worth saying, not a problem
     references: list[Reference] = field(default_factory=list)
     diagnostics: dict[str, dict[str, Any]] = field(default_factory=dict)  # corpus -> values
     strata: dict[str, dict[str, Any]] = field(default_factory=dict)  # corpus -> strata file
@@ -107,6 +109,11 @@ def collect(results_dir: Path) -> Board:
         )
     board = Board(results_dir)
     board.references = _references(results_dir / "reference", board.problems)
+    if not board.references:
+        board.notes.append(
+            "no published numbers found (harness/data/reference/ nor results/reference/); "
+            "the reproduction report is empty"
+        )
     for corpus_dir in sorted(p for p in results_dir.iterdir() if p.is_dir()):
         if corpus_dir.name in RESERVED or corpus_dir.name.startswith("."):
             continue
@@ -245,9 +252,17 @@ def _strata(results_dir: Path, corpus: str, cells: dict[str, Entry], problems) -
     return None
 
 
+PACKAGED_REFERENCES = Path(__file__).resolve().parents[2] / "data" / "reference"
+
+
 def _references(folder: Path, problems: list[str]) -> list[Reference]:
+    """The published numbers shipped with the harness, then the user's own CSVs in
+    results/reference/ (a file there with a shipped file's name replaces it)."""
+    files = {f.name: f for f in sorted(PACKAGED_REFERENCES.glob("*.csv"))}
+    if folder.is_dir():
+        files.update({f.name: f for f in sorted(folder.glob("*.csv"))})
     out: list[Reference] = []
-    for f in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+    for f in (files[name] for name in sorted(files)):
         try:
             with f.open(newline="", encoding="utf-8") as fh:
                 reader = csv.DictReader(fh)

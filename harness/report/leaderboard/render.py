@@ -116,23 +116,33 @@ def latex(t: Table, ci: bool = False) -> str:
     shrunk below 7 pt: a wide table spans both columns (table*) at footnote size (8 pt; 7 pt
     with intervals), and a table with `parts` is printed as one table per part. With `ci`, a
     row of 95 % intervals in script size (7 pt) follows each row of means."""
+    ci = ci and _has_ci(t)
     if not t.parts:
-        return _latex_one(t, ci and _has_ci(t))
-    return "\n".join(_latex_one(p, ci and _has_ci(p)) for p in _split(t))
+        return _latex_one(t, ci)
+    parts = t.parts
+    if ci:  # intervals double a column's width: one table per metric
+        width = len(t.columns) // max(len(t.groups), 1)
+        parts = [(_bare(t.columns[p]), [p]) for p in range(width)]
+    return "\n".join(_latex_one(p, ci) for p in _split(t, parts))
 
 
-def _split(t: Table) -> list[Table]:
-    """One Table per part: the part's column positions within every group."""
+def _bare(column: str) -> str:
+    return column.split("@")[0]
+
+
+def _split(t: Table, parts: list[tuple[str, list[int]]]) -> list[Table]:
+    """One Table per part: the part's column positions within every group. Headers drop
+    their '@K' (the title carries it), which keeps the columns narrow."""
     out = []
     width = len(t.columns) // max(len(t.groups), 1)
-    for i, (suffix, positions) in enumerate(t.parts):
+    for i, (suffix, positions) in enumerate(parts):
         keep = [g * width + p for g in range(len(t.groups) or 1) for p in positions]
         out.append(
             Table(
                 key=f"{t.key}-{'abcdefgh'[i]}",
                 title=f"{t.title}: {suffix}",
                 stub=t.stub,
-                columns=[t.columns[j] for j in keep],
+                columns=[_bare(t.columns[j]) for j in keep],
                 rows=[(label, [vals[j] for j in keep]) for label, vals in t.rows],
                 groups=[(g, len(positions)) for g, _ in t.groups],
                 group_notes=list(t.group_notes),
@@ -179,7 +189,7 @@ def _latex_one(t: Table, ci: bool) -> str:
         rf"\begin{{{env}}}[t]",
         r"\centering",
         (r"\scriptsize" if ci else r"\footnotesize") if wide else r"\small",  # >= 7 pt
-        rf"\setlength{{\tabcolsep}}{{{2 if ci and len(t.columns) > 8 else 4}pt}}" if wide else "",
+        r"\setlength{\tabcolsep}{3pt}" if wide else "",
         rf"\caption{{{tex_escape(t.title)}}}",
         rf"\label{{tab:{key}}}",
         rf"\begin{{tabular}}{{{align}}}",

@@ -227,6 +227,10 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
         published=published,
     )
     table.notes = _legend(board, corpora, sig, published=bool(published), table=table)
+    table.notes.append(
+        "Sim: corpus Similarity, the mean cosine of chunk pairs under the named embedder; "
+        "Red: gold redundancy, the share of gold groups with more than one chunk"
+    )
     return table
 
 
@@ -336,7 +340,7 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
         )
     sources = sorted({r.source for r in board.references})
     if sources:
-        table.notes.append("sources: " + ", ".join(sources) + " (results/reference/)")
+        table.notes.append("sources: " + ", ".join(sources) + " (see docs/metrics.md)")
     return table, fails
 
 
@@ -359,5 +363,5 @@ def _legend(
     if any(e.stale for c in corpora for e in board.cells[c].values()):
         notes.append("†: scored on other benchmark data than the corpus's other cells")
     if published:
-        notes.append("(published): RARE paper, Table 3 (results/reference/rare.csv)")
+        notes.append("(published): RARE paper, Table 3")
     return notes
