@@ -184,3 +184,27 @@ def test_acceptance_sweep_then_leaderboard(general_wiki, tmp_path):
         "coverage_vs_similarity.png",
         "coverage_vs_similarity.svg",
     } <= plots
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+@pytest.mark.parametrize("ci", [False, True])
+def test_latex_tables_fit_a_two_column_page(work, ci):
+    """Compiled in a plain two-column article, no table runs past the text block."""
+    import subprocess
+
+    leaderboard("--format", "latex", *(["--ci"] if ci else []), cwd=work)
+    doc = work / "paper.tex"
+    tables = "".join(f"\\input{{leaderboard/{stem}.tex}}\n" for stem in ("table3", "hops_demo"))
+    doc.write_text(
+        "\\documentclass[10pt,twocolumn]{article}\n\\usepackage{booktabs}\n"
+        f"\\begin{{document}}\n{tables}text\n\\end{{document}}\n"
+    )
+    res = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+    )
+    assert res.returncode == 0, res.stdout[-2000:]
+    assert "Overfull \\hbox" not in res.stdout, res.stdout[-2000:]

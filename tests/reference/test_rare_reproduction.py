@@ -9,7 +9,7 @@ TOLERANCE = 0.3  # percentage points
 
 
 def _published(corpus: str, retriever: str, source: str) -> dict[str, float]:
-    with open(ROOT / "results" / "reference" / "rare.csv", newline="") as f:
+    with open(ROOT / "harness" / "data" / "reference" / "rare.csv", newline="") as f:
         return {
             row["metric"]: float(row["value"])
             for row in csv.DictReader(f)

@@ -71,5 +71,5 @@ def test_rare_table3_preset_sweeps_the_paper_grid():
 
     from tests.conftest import ROOT
 
-    with (ROOT / "results" / "reference" / "rare.csv").open() as fh:
+    with (ROOT / "harness" / "data" / "reference" / "rare.csv").open() as fh:
         assert set(retrievers) == {row["retriever"] for row in csv.DictReader(fh)}
