@@ -249,11 +249,17 @@ def _stored(cell_dir: Path) -> dict[str, Any] | None:
     return old
 
 
-def _same_identity(stored, plan: CellPlan) -> bool:
+def _identities(stored, plan: CellPlan) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(this run's identity, the stored cell's), both as JSON values."""
     import json
 
     mine = json.loads(to_json(identity(plan.retriever, plan.depth)))
-    return mine == identity(stored["config"]["retriever"], stored["config"]["retrieval"]["depth"])
+    return mine, identity(stored["config"]["retriever"], stored["config"]["retrieval"]["depth"])
+
+
+def _same_identity(stored, plan: CellPlan) -> bool:
+    mine, theirs = _identities(stored, plan)
+    return mine == theirs
 
 
 def _union(stored, plan: CellPlan) -> list:
@@ -284,8 +290,7 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
     it is recomputed. A cell of another retriever config is never replaced without force."""
     import json
 
-    mine = json.loads(to_json(identity(plan.retriever, plan.depth)))
-    theirs = identity(stored["config"]["retriever"], stored["config"]["retrieval"]["depth"])
+    mine, theirs = _identities(stored, plan)
     if mine != theirs:
         if not plan.force:
             raise HarnessError(
@@ -319,11 +324,12 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
 
 
 def _from_disk(stored, bench, cell_dir: Path, hint, shown: Sequence[str]) -> CellResult:
+    wanted = set(shown)
     return CellResult(
         corpus=bench.name,
         retriever=stored["retriever"],
         n_queries=len(bench.queries),
-        metric_names=[n for n in stored["metrics"] if n in set(shown)],
+        metric_names=[n for n in stored["metrics"] if n in wanted],
         aggregated=stored["results"],
         cell_dir=cell_dir,
         timings={},

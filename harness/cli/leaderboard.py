@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from harness.cli.common import ArgumentParser, guarded, notes_to_stderr
@@ -93,14 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = guarded(_parser().parse_args, argv)
     board, corpora, tables, fails, files = guarded(_build_and_write, args)
+    render = {"latex": partial(R.latex, ci=args.ci), "csv": R.csv_text}.get(
+        args.format, partial(R.markdown, ci=args.ci)
+    )
     if args.format != "html":
         for t in tables:
-            if args.format == "latex":
-                print(R.latex(t, ci=args.ci))
-            elif args.format == "csv":
-                print(R.csv_text(t))
-            else:
-                print(R.markdown(t, ci=args.ci))
+            print(render(t))
     for p in board.problems:
         print(f"warning: {p}", file=sys.stderr)
     for note in board.notes:

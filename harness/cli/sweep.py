@@ -222,7 +222,8 @@ def summary_markdown(summary: Mapping[str, Any]) -> str:
     counts = summary["counts"]
     head = ", ".join(f"{counts[s]} {s}" for s in _STATUSES if counts[s] or s != "no record")
     lines = [
-        f"Sweep {summary['sweep_dir']}: {summary['cells']} cells ({head}) "
+        f"Sweep {summary['sweep_dir']}: {summary['cells']} cell{'s' * (summary['cells'] != 1)} "
+        f"({head}) "
         f"in {summary['wall_s']:.1f} s",
         "",
         "| job | cell | status | wall (s) | error |",
