@@ -106,10 +106,12 @@ class EmbeddingCache:
             return None
         problem = None
         try:
-            info = json.loads(side.read_text())
+            info = json.loads(side.read_bytes())
             data = npy.read_bytes()
             start, stop = self.rows(i)
-            if info.get("rows") != [start, stop]:
+            if not isinstance(info, dict):
+                problem = f"has a sidecar {side.name} that is not a JSON object"
+            elif info.get("rows") != [start, stop]:
                 problem = f"covers rows {info.get('rows')}, expected {[start, stop]}"
             elif hashlib.sha256(data).hexdigest() != info.get("sha256"):
                 problem = "its bytes do not match the recorded sha256"
@@ -119,8 +121,8 @@ class EmbeddingCache:
                     problem = f"holds a {arr.dtype} array of shape {arr.shape}"
                 else:
                     return arr
-        except (OSError, ValueError) as exc:
-            problem = f"cannot be read ({exc})"
+        except (OSError, ValueError, RecursionError) as exc:
+            problem = f"cannot be read ({type(exc).__name__})"
         log.info(f"embedding cache shard {npy} {problem}; encoding it again")
         side.unlink(missing_ok=True)
         npy.unlink(missing_ok=True)

@@ -2,20 +2,18 @@
 
 The API key is read from the environment variable named in the config, at request time only;
 it is never stored on the encoder's identity, written to results, or printed. Requests are
-batched; 429 and 5xx answers (and connection errors) are retried with exponential backoff,
-honouring Retry-After.
+batched and go through harness.core.http.ApiClient (no redirects, capped retries).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.http import post_json
+from harness.core.http import ApiClient
 
 
 class OpenAIEncoder:
@@ -32,6 +30,8 @@ class OpenAIEncoder:
         max_retries: int = 6,
         backoff_s: float = 1.0,
         timeout_s: float = 120.0,
+        max_wait_s: float = 60.0,
+        max_total_s: float = 600.0,
         normalize: bool = True,
         query_prompt: str | None = None,
         document_prompt: str | None = None,
@@ -40,16 +40,20 @@ class OpenAIEncoder:
             raise ConfigError(
                 f"retriever.batch_size must be a positive integer, got {batch_size!r}"
             )
-        if not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigError(f"retriever.max_retries must be an integer >= 0, got {max_retries!r}")
+        self.api = ApiClient(
+            base_url=base_url,
+            api_key_env=api_key_env,
+            section="retriever",
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            timeout_s=timeout_s,
+            max_wait_s=max_wait_s,
+            max_total_s=max_total_s,
+        )
         self.model_id = model
-        self.base_url = base_url.rstrip("/")
-        self.api_key_env = api_key_env
+        self.base_url = self.api.base_url
         self.dimensions = dimensions
         self.batch_size = batch_size
-        self.max_retries = max_retries
-        self.backoff_s = float(backoff_s)
-        self.timeout_s = float(timeout_s)
         self.normalize = bool(normalize)
         self.prompts = {"query": query_prompt, "document": document_prompt}
         self.usage_tokens = 0
@@ -64,18 +68,9 @@ class OpenAIEncoder:
             "normalize": self.normalize,
         }
 
-    def _key(self) -> str:
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise HarnessError(
-                f"{self.model_id} needs an API key in the environment variable "
-                f"{self.api_key_env}; export {self.api_key_env}=... (it is never written anywhere)"
-            )
-        return key
-
     def encode(self, texts: Sequence[str], role: str) -> np.ndarray:
         """float32 embeddings, one row per text, in order."""
-        key = self._key()
+        key = self.api.key(self.model_id)
         prefix = self.prompts[role] or ""
         rows: list[list[float]] = []
         for s in range(0, len(texts), self.batch_size):
@@ -91,16 +86,12 @@ class OpenAIEncoder:
         body: dict[str, Any] = {"model": self.model_id, "input": batch, "encoding_format": "float"}
         if self.dimensions:
             body["dimensions"] = self.dimensions
-        return post_json(
-            f"{self.base_url}/embeddings",
+        return self.api.post(
+            "embeddings",
             body,
-            headers={"Authorization": f"Bearer {key}"},
+            key=key,
             parse=lambda payload: self._parse(payload, len(batch)),
             what=f"for model {self.model_id}",
-            fix="raise retriever.max_retries",
-            max_retries=self.max_retries,
-            backoff_s=self.backoff_s,
-            timeout_s=self.timeout_s,
         )
 
     def _parse(self, payload: Any, n: int) -> list[list[float]]:

@@ -136,7 +136,7 @@ def read_metrics(path: Path) -> dict[str, Any]:
         )
     try:
         doc = json.loads(metrics_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise HarnessError(f"{metrics_file}: not valid JSON ({exc}); rerun that cell") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         found = doc.get("schema") if isinstance(doc, dict) else None

@@ -1,82 +1,212 @@
-"""POST JSON to an HTTP API with retries: 429, 5xx and connection errors are retried with
-exponential backoff (honouring Retry-After); other HTTP errors fail at once."""
+"""The one client for OpenAI-compatible JSON APIs (embeddings, chat): httpx underneath, with the
+safety rules written down in docs/reliability.md#http:
+
+- redirects are never followed, so the API key cannot reach another origin; a 3xx answer is an
+  error naming where it pointed (set base_url to that address);
+- 429, 5xx, timeouts and connection errors are retried with exponential backoff; Retry-After is
+  honoured but capped at `max_wait_s`, and the whole retry loop stops after `max_total_s`;
+- the key is read from the environment at request time and is replaced by `***` in every
+  message and log line, including a server's echo of the request.
+"""
 
 from __future__ import annotations
 
-import json
+import email.utils
 import logging
+import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-from harness.core.errors import HarnessError
+import httpx
+
+from harness.core.errors import ConfigError, HarnessError
 
 log = logging.getLogger("harness.http")
 
 T = TypeVar("T")
+REDACTED = "***"
+# The clock and the waits between attempts, by name so that tests can stand in for them.
+_sleep = time.sleep
+_clock = time.monotonic
 
 
 class Retry(Exception):
     """Raised by a `parse` callback: the answer arrived but is unusable; ask again."""
 
 
-def post_json(
-    url: str,
-    body: Mapping[str, Any],
-    *,
-    headers: Mapping[str, str],
-    parse: Callable[[Any], T],
-    what: str,
-    fix: str,
-    max_retries: int,
-    backoff_s: float,
-    timeout_s: float,
-) -> T:
-    """`parse(payload)` of the first good answer. `what` names the request in messages
-    ("for model m"); `fix` ends the give-up message ("raise retriever.max_retries")."""
-    data = json.dumps(body).encode()
-    reason = ""
-    for attempt in range(max_retries + 1):
-        req = urllib.request.Request(
-            url, data=data, headers={"Content-Type": "application/json", **headers}
-        )
-        retry_after = None
-        try:
-            with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-                raw = resp.read()
-            try:
-                payload = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise Retry(f"the answer is not JSON: {raw[:80]!r}") from None
-            return parse(payload)
-        except urllib.error.HTTPError as exc:
-            if exc.code != 429 and exc.code < 500:
-                detail = exc.read()[:300].decode("utf-8", "replace").replace("\n", " ")
-                raise HarnessError(f"{url} answered HTTP {exc.code} {what}: {detail}") from None
-            reason = f"HTTP {exc.code}"
-            retry_after = _seconds(exc.headers.get("Retry-After"))
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-            reason = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
-        except Retry as exc:
-            reason = str(exc)
-        if attempt == max_retries:
+class ApiClient:
+    """POST JSON to `base_url + path` with the key from `$api_key_env`.
+
+    `section` names the config section in messages ("retriever", "extractor"). Thread-safe: one
+    httpx.Client (a connection pool) serves every thread.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key_env: str,
+        section: str,
+        max_retries: int = 6,
+        backoff_s: float = 1.0,
+        timeout_s: float = 120.0,
+        max_wait_s: float = 60.0,
+        max_total_s: float = 600.0,
+    ):
+        self.base_url = check_url(base_url, f"{section}.base_url")
+        self.api_key_env = str(api_key_env)
+        self.section = section
+        for key, value, low in (
+            ("max_retries", max_retries, 0),
+            ("backoff_s", backoff_s, 0),
+            ("timeout_s", timeout_s, 0.001),
+            ("max_wait_s", max_wait_s, 0),
+            ("max_total_s", max_total_s, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
+                raise ConfigError(f"{section}.{key} must be a number >= {low}, got {value!r}")
+        if not isinstance(max_retries, int):
+            raise ConfigError(f"{section}.max_retries must be an integer, got {max_retries!r}")
+        self.max_retries = max_retries
+        self.backoff_s = float(backoff_s)
+        self.timeout_s = float(timeout_s)
+        self.max_wait_s = float(max_wait_s)
+        self.max_total_s = float(max_total_s)
+        self._client: httpx.Client | None = None
+
+    def key(self, who: str) -> str:
+        """The API key, read now from the environment; `who` names the model in the error."""
+        key = os.environ.get(self.api_key_env)
+        if not key:
             raise HarnessError(
-                f"{url} failed {_times(max_retries + 1)} {what} (last: {reason}); check the "
-                f"endpoint, or {fix}"
+                f"{who} needs an API key in the environment variable {self.api_key_env}; "
+                f"export {self.api_key_env}=... (any value for a local server; it is never "
+                f"written anywhere)"
             )
-        wait = retry_after if retry_after is not None else backoff_s * 2**attempt
-        log.info(f"{url}: {reason}; retrying in {wait:.1f} s")
-        time.sleep(wait)
-    raise AssertionError("unreachable")
+        return key
+
+    def post(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        key: str,
+        parse: Callable[[Any], T],
+        what: str,
+    ) -> T:
+        """`parse(payload)` of the first good answer to POST `body` at `path`. `what` names
+        the request in messages ("for model m")."""
+        url = f"{self.base_url}/{path.lstrip('/')}"
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        start = _clock()
+        reason = ""
+        for attempt in range(self.max_retries + 1):
+            wait: float | None = None
+            try:
+                resp = self._http().post(url, json=dict(body), headers=headers)
+            except httpx.TimeoutException:
+                reason = f"no answer within {self.timeout_s:g} s"
+            except httpx.TransportError as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+            else:
+                if resp.is_redirect:
+                    target = resp.headers.get("Location", "?")
+                    raise HarnessError(
+                        _redact(
+                            f"{url} redirected (HTTP {resp.status_code}) to {target} {what}; "
+                            f"redirects are not followed so the API key stays with this "
+                            f"origin: set {self.section}.base_url to the final address",
+                            key,
+                        )
+                    )
+                if resp.status_code == 429 or resp.status_code >= 500:
+                    reason = f"HTTP {resp.status_code}"
+                    wait = _retry_after(resp.headers.get("Retry-After"))
+                elif resp.status_code >= 400:
+                    detail = resp.text[:300].replace("\n", " ").replace("\r", " ")
+                    raise HarnessError(
+                        _redact(f"{url} answered HTTP {resp.status_code} {what}: {detail}", key)
+                    )
+                else:
+                    try:
+                        return parse(_json(resp))
+                    except Retry as exc:
+                        reason = str(exc)
+            if wait is None:
+                wait = self.backoff_s * 2**attempt
+            wait = min(wait, self.max_wait_s)
+            spent = _clock() - start
+            out_of_time = spent + wait > self.max_total_s
+            if attempt == self.max_retries or out_of_time:
+                why = (
+                    f"{_times(attempt + 1)}"
+                    if not out_of_time
+                    else f"{_times(attempt + 1)} in {spent:.0f} s ({self.section}.max_total_s)"
+                )
+                raise HarnessError(
+                    _redact(
+                        f"{url} failed {why} {what} (last: {reason}); check the endpoint, or "
+                        f"raise {self.section}.max_retries / {self.section}.max_total_s",
+                        key,
+                    )
+                )
+            log.info(_redact(f"{url}: {reason}; retrying in {wait:.1f} s", key))
+            _sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            # follow_redirects=False is httpx's default; said here because it is the rule.
+            self._client = httpx.Client(timeout=self.timeout_s, follow_redirects=False)
+        return self._client
+
+    def __getstate__(self) -> dict[str, Any]:  # picklable for process pools
+        return {**self.__dict__, "_client": None}
 
 
-def _seconds(value: str | None) -> float | None:
+def check_url(url: Any, key: str) -> str:
+    """`url` without its trailing slash, if it is an http(s) URL with a host."""
+    text = str(url).rstrip("/") if url is not None else ""
     try:
-        return max(0.0, float(value)) if value is not None else None
+        parts = urlsplit(text)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 -- raises ValueError on a bad port
     except ValueError:
+        ok = False
+    if not ok:
+        raise ConfigError(
+            f"{key} is {url!r}, not an http(s) URL; give the API's address, e.g. "
+            f"{key}=https://api.openai.com/v1"
+        )
+    return text
+
+
+def _json(resp: httpx.Response) -> Any:
+    try:
+        return resp.json()
+    except (ValueError, RecursionError):
+        raise Retry(f"the answer is not JSON: {resp.content[:80]!r}") from None
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds: a number, or an HTTP date (RFC 9110); None when absent/unusable."""
+    if value is None:
         return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _redact(text: str, key: str) -> str:
+    return text.replace(key, REDACTED) if key else text
 
 
 def _times(n: int) -> str:

@@ -71,6 +71,10 @@ def _read_json(path: Path, text: str) -> dict[str, dict[str, float]]:
             f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); expected "
             '{"qid": {"docid": score}}'
         ) from None
+    except RecursionError:
+        raise BenchmarkError(
+            f'{path}: JSON nested too deeply; expected {{"qid": {{"docid": score}}}}'
+        ) from None
     if not isinstance(raw, dict):
         raise BenchmarkError(f'{path}: expected a JSON object {{"qid": {{"docid": score}}}}')
     scores: dict[str, dict[str, float]] = {}
@@ -79,6 +83,11 @@ def _read_json(path: Path, text: str) -> dict[str, dict[str, float]]:
             raise BenchmarkError(
                 f"{path}: query '{qid}' maps to {type(docs).__name__}, expected an object "
                 '{"docid": score}'
+            )
+        blank = qid if not qid.strip() else next((d for d in docs if not d.strip()), None)
+        if blank is not None:
+            raise BenchmarkError(
+                f"{path}: blank id {blank!r} (query '{qid}'); ids must be non-empty"
             )
         scores[qid] = {}
         for doc, score in docs.items():

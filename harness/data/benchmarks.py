@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +14,8 @@ from harness.core.errors import BenchmarkError, ConfigError
 from harness.core.paths import data_dir
 from harness.core.types import Benchmark, Chunk, Query
 from harness.data import download as datasets
+
+log = logging.getLogger("harness.data")
 
 PACKAGED_DIR = Path(__file__).parent
 FORMATS = ("redqa", "beir")
@@ -72,14 +75,7 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
     if not path.is_file():
         raise BenchmarkError(f"benchmark file not found: {path}")
     raw = path.read_bytes()
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise BenchmarkError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise BenchmarkError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    data = _json(path, raw)
     if not isinstance(data, dict):
         raise BenchmarkError(f"{path}: top level must be an object with 'queries' and 'corpus'")
     corpus = _redqa_corpus(path, data.get("corpus"))
@@ -89,6 +85,8 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
             f"{path}: 'queries' must be a list (found {type(raw_queries).__name__})"
         )
     queries = tuple(_redqa_query(path, i, q, corpus) for i, q in enumerate(raw_queries))
+    if not queries:
+        raise BenchmarkError(f"{path}: 'queries' is empty; a benchmark needs at least one query")
     _check_unique(path, queries)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     return Benchmark(
@@ -106,6 +104,10 @@ def _redqa_corpus(path: Path, raw: Any) -> dict[str, Chunk]:
         raise BenchmarkError(f"{path}: 'corpus' must be a non-empty object of chunk_id -> chunk")
     corpus = {}
     for cid, entry in raw.items():
+        if not cid.strip():
+            raise BenchmarkError(
+                f"{path}: corpus has a chunk id {cid!r}; ids must be non-empty and not blank"
+            )
         text = entry.get("content") if isinstance(entry, dict) else None
         if not isinstance(text, str):
             raise BenchmarkError(
@@ -139,13 +141,54 @@ def _redqa_query(path: Path, i: int, q: Any, corpus: Mapping[str, Chunk]) -> Que
         for cid in group:
             if cid not in corpus:
                 raise BenchmarkError(f"{where}: gold chunk '{cid}' is not in the corpus")
+    groups: list[frozenset[str]] = []
+    for no, group in enumerate(raw_groups):
+        members = frozenset(group)
+        if members in groups:
+            # A group listed twice is still one piece of information: keep the hop honest.
+            log.info(
+                f"{where}: gold group {no + 1} {sorted(members)} repeats group "
+                f"{groups.index(members) + 1}; counted once"
+            )
+            continue
+        groups.append(members)
     answer = q.get("answer")
     return Query(
         query_id=qid,
         text=text,
-        groups=tuple(frozenset(g) for g in raw_groups),
+        groups=tuple(groups),
         answer=answer if isinstance(answer, str) else None,
     )
+
+
+def _json(path: Path, raw: bytes, where: str = "") -> Any:
+    """Parse JSON bytes; every way it can be unreadable is one BenchmarkError naming the file."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        at = where or f"line {exc.lineno} column {exc.colno}"
+        raise BenchmarkError(f"{path}: invalid JSON at {at}: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise BenchmarkError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+            f"{exc.start}); save the file as UTF-8"
+        ) from None
+    except RecursionError:
+        raise BenchmarkError(
+            f"{path}{':' + where if where else ''}: JSON nested too deeply to read; the "
+            f"file is damaged or not a benchmark"
+        ) from None
+
+
+def _text(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise BenchmarkError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
+        ) from None
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -219,13 +262,10 @@ def _jsonl(path: Path, digest: Any) -> list[tuple[int, dict]]:
     raw = path.read_bytes()
     digest.update(path.name.encode() + b"\0" + raw)
     rows = []
-    for line_no, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+    for line_no, line in enumerate(_text(path, raw).splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BenchmarkError(f"{path}:{line_no}: invalid JSON: {exc.msg}") from None
+        row = _json(path, line.encode(), where=f"line {line_no}")
         if not isinstance(row, dict):
             raise BenchmarkError(f"{path}:{line_no}: each line must be a JSON object")
         rows.append((line_no, row))
@@ -236,8 +276,8 @@ def _field(path: Path, line_no: int, row: dict, key: str) -> str:
     value = row.get(key)
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not value:
-        raise BenchmarkError(f"{path}:{line_no}: missing '{key}'")
+    if not isinstance(value, str) or not value.strip():
+        raise BenchmarkError(f"{path}:{line_no}: missing or blank '{key}'")
     return value
 
 
@@ -254,7 +294,8 @@ def _beir_qrels(
     raw = path.read_bytes()
     digest.update(b"qrels/" + path.name.encode() + b"\0" + raw)
     qrels: dict[str, dict[str, int]] = {}
-    for line_no, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+    first_line: dict[tuple[str, str], int] = {}
+    for line_no, line in enumerate(_text(path, raw).splitlines(), start=1):
         parts = line.split("\t") if "\t" in line else line.split()
         if not parts or not line.strip():
             continue
@@ -275,5 +316,17 @@ def _beir_qrels(
             raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
         if cid not in corpus:
             raise BenchmarkError(f"{path}:{line_no}: chunk '{cid}' is not in corpus.jsonl")
-        qrels.setdefault(qid, {})[cid] = grade
+        judged = qrels.setdefault(qid, {})
+        if cid in judged and judged[cid] != grade:
+            raise BenchmarkError(
+                f"{path}:{line_no}: query '{qid}' judges chunk '{cid}' {grade}, but line "
+                f"{first_line[qid, cid]} judged it {judged[cid]}; keep one judgment per pair"
+            )
+        first_line.setdefault((qid, cid), line_no)
+        judged[cid] = grade
+    if not qrels:
+        raise BenchmarkError(
+            f"{path}: no judgments; a benchmark needs at least one judged query (set "
+            f"corpus.split to a split with qrels)"
+        )
     return qrels

@@ -63,7 +63,7 @@ def load(path: Path) -> dict[str, Any] | None:
         return None
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise HarnessError(
             f"{path}: not valid JSON ({exc}); rerun python -m harness.diagnose"
         ) from None

@@ -49,7 +49,7 @@ def save(path: Path, doc: Mapping[str, Any]) -> None:
 def load(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise HarnessError(
             f"strata file {path} cannot be read ({exc}); delete it and rebuild with "
             f"python -m harness.stratify"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -21,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError
 from harness.core.files import write_text_atomic
-from harness.core.http import Retry, post_json
+from harness.core.http import ApiClient, Retry
 from harness.core.paths import cache_dir as default_cache_dir
 from harness.strata.entities import Mention, normalise
 
@@ -62,6 +61,8 @@ class LLMExtractor:
         max_retries: int = 4,
         backoff_s: float = 1.0,
         timeout_s: float = 120.0,
+        max_wait_s: float = 60.0,
+        max_total_s: float = 600.0,
         price_input_per_1m: float | None = None,
         price_output_per_1m: float | None = None,
         cache: bool = True,
@@ -72,22 +73,27 @@ class LLMExtractor:
         for key, value, low in (
             ("max_entities", max_entities, 1),
             ("concurrency", concurrency, 1),
-            ("max_retries", max_retries, 0),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"extractor.{key} must be an integer >= {low}, got {value!r}")
         if not model:
             raise ConfigError("extractor.model is required, e.g. extractor.model=gpt-4o-mini")
+        self.api = ApiClient(
+            base_url=base_url,
+            api_key_env=api_key_env,
+            section="extractor",
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            timeout_s=timeout_s,
+            max_wait_s=max_wait_s,
+            max_total_s=max_total_s,
+        )
         self.model = str(model)
-        self.base_url = str(base_url).rstrip("/")
-        self.api_key_env = api_key_env
+        self.base_url = self.api.base_url
         self.temperature = float(temperature)
         self.max_entities = max_entities
         self.json_mode = bool(json_mode)
         self.concurrency = concurrency
-        self.max_retries = max_retries
-        self.backoff_s = float(backoff_s)
-        self.timeout_s = float(timeout_s)
         self.prices = (price_input_per_1m, price_output_per_1m)
         root = Path(cache_dir).expanduser() if cache_dir else default_cache_dir() / "llm"
         self.root = root if cache else None
@@ -137,18 +143,14 @@ class LLMExtractor:
                 with self._lock:
                     self.usage.cached += 1
                 return _mentions(entities, self.max_entities)
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 pass  # a damaged cache entry is asked for again and overwritten
-        entities = post_json(
-            f"{self.base_url}/chat/completions",
+        entities = self.api.post(
+            "chat/completions",
             body,
-            headers={"Authorization": f"Bearer {key or self._key()}"},
+            key=key or self._key(),
             parse=self._parse,
             what=f"for {label} (model {self.model})",
-            fix="raise extractor.max_retries",
-            max_retries=self.max_retries,
-            backoff_s=self.backoff_s,
-            timeout_s=self.timeout_s,
         )
         if path is not None:
             write_text_atomic(path, json.dumps({"entities": entities}, ensure_ascii=False))
@@ -167,17 +169,11 @@ class LLMExtractor:
         try:
             doc = json.loads(_strip_fence(content or ""))
             return _validate(doc["entities"] if isinstance(doc, dict) else doc)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise Retry(f"the model's answer is not the entity JSON asked for ({exc})") from None
 
     def _key(self) -> str:
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise HarnessError(
-                f"the LLM extractor needs an API key in the environment variable "
-                f"{self.api_key_env}; export {self.api_key_env}=... (any value for a local server)"
-            )
-        return key
+        return self.api.key("the LLM extractor")
 
     def extract_many(
         self, items: Sequence[tuple[str, str]], on_done: Callable[[], None] | None = None

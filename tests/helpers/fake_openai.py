@@ -37,11 +37,13 @@ ENDPOINTS = ("embeddings", "chat/completions")
 class Reply:
     """One scripted answer. status != 200 sends an OpenAI-style error body unless `json`
     is given; `content` is a chat message's content (the default's place); `json` replaces
-    the whole body; `delay_s` waits before answering."""
+    the whole body; `echo` answers with the request's own headers as the body (a server that
+    reflects what it got); `delay_s` waits before answering."""
 
     status: int = 200
     content: str | None = None
     json: Any = None
+    echo: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
 
@@ -151,7 +153,9 @@ class FakeOpenAI:
     def _answer(self, req: Request, scripted: Reply | None) -> tuple[int, dict, bytes]:
         reply = scripted or Reply()
         time.sleep(reply.delay_s if scripted else self.delay_s)
-        if reply.json is not None:
+        if reply.echo:
+            body = {"error": {"message": "echo", "headers": req.headers}}
+        elif reply.json is not None:
             body = reply.json
         elif req.endpoint is None:
             return 404, reply.headers, _error(f"no such endpoint: {req.path}")
