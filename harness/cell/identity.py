@@ -13,8 +13,19 @@ from collections.abc import Mapping
 from typing import Any
 
 # Retriever keys that change neither the ranked list nor its meaning: they are left out of
-# the identity (a rerun with another batch size reuses the cell).
-RUNTIME_KEYS = frozenset({"display_name", "batch_size", "shard_size"})
+# the identity (a rerun with another batch size or retry policy reuses the cell).
+RUNTIME_KEYS = frozenset(
+    {
+        "display_name",
+        "batch_size",
+        "shard_size",
+        "max_retries",
+        "backoff_s",
+        "timeout_s",
+        "max_wait_s",
+        "max_total_s",
+    }
+)
 DEFAULT_DEPTH = 100  # conf/config.yaml retrieval.depth; another depth names the variant
 _MAX_LABEL = 48  # longer `[key=value,...]` lists become a hash
 MANDATORY = "???"  # OmegaConf's value for a setting the user must give

@@ -3,25 +3,33 @@ the up-to-date check, compare and the leaderboard all go through `read_metrics` 
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import ctypes
+import ctypes.util
 import io
 import json
+import logging
 import os
 import shutil
+import sys
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from harness.core.errors import HarnessError
+from harness.core.faults import checkpoint
 from harness.core.runio import trec_lines
 from harness.core.types import Benchmark, Run
 
 SCHEMA = "retrieval-harness/metrics/1"  # bump when the layout of metrics.json changes
+log = logging.getLogger("harness.cell")
 
 
 def per_query_csv(
@@ -73,12 +81,13 @@ def _has_space(text: str) -> bool:
 
 
 def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
-    """Replace `cell_dir` with exactly `files`: written to a sibling temp dir, then swapped in.
-
-    A reader sees the old cell or the new one, never a mix; a failure leaves the old cell.
-    """
+    """Replace `cell_dir` with exactly `files`: written and fsynced in a sibling temp dir, then
+    swapped in. A reader sees the old cell or the new one, never a mix and never neither (on
+    Linux the swap is one rename-exchange; elsewhere a kill between two renames is repaired
+    by `tidy` on the next run). A failure leaves the old cell as it was. Call it holding
+    `lock(cell_dir)`."""
     parent = cell_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{cell_dir.name}.new-", dir=parent))
     try:
         for name, text in files.items():
@@ -87,14 +96,128 @@ def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
                 f.flush()
                 os.fsync(f.fileno())
         os.chmod(tmp, 0o755)
-        old = parent / f".{cell_dir.name}.old-{uuid.uuid4().hex[:8]}"
-        if cell_dir.exists():
+        checkpoint("cell.write")
+        if not cell_dir.exists():
+            os.replace(tmp, cell_dir)
+        elif _exchange(tmp, cell_dir):  # tmp now holds the old cell
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            old = parent / f".{cell_dir.name}.old-{uuid.uuid4().hex[:8]}"
             os.replace(cell_dir, old)
-        os.replace(tmp, cell_dir)
-        shutil.rmtree(old, ignore_errors=True)
+            os.replace(tmp, cell_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        _fsync_dir(parent)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def lock(cell_dir: Path) -> Iterator[None]:
+    """Hold the cell's lock, `results/.locks/<corpus>/<cell>.lock`: one writer per cell, across
+    processes and machines sharing the folder; a second run waits, with a note, then finds
+    the cell the first one wrote. Leftovers of an interrupted write are tidied on entry. On
+    the way out, a run that failed before any cell existed removes the folders it made (and
+    its lock), so a bad run leaves nothing behind."""
+    parent = cell_dir.parent
+    path = parent.parent / ".locks" / parent.name / f"{cell_dir.name}.lock"
+    made = _missing_dirs(parent) + _missing_dirs(path.parent)
+    make_dirs(parent)
+    make_dirs(path.parent)
+    file_lock = FileLock(str(path))
+    try:
+        try:
+            file_lock.acquire(timeout=0)
+        except Timeout:
+            log.info(f"waiting for another run that is writing {cell_dir} ({path})")
+            file_lock.acquire()
+        tidy(cell_dir)
+        yield
+    finally:
+        if file_lock.is_locked:
+            file_lock.release()
+        if not cell_dir.exists():
+            path.unlink(missing_ok=True)
+            for d in sorted(made, key=lambda p: len(p.parts), reverse=True):
+                with contextlib.suppress(OSError):  # only the ones still empty
+                    d.rmdir()
+
+
+def tidy(cell_dir: Path) -> None:
+    """Remove what an interrupted write left beside `cell_dir`: temp folders of a new cell,
+    and the old cell moved aside (put back first if the new one never arrived)."""
+    parent = cell_dir.parent
+    olds = sorted(parent.glob(f".{_glob_escape(cell_dir.name)}.old-*"), key=os.path.getmtime)
+    if olds and not cell_dir.exists():
+        os.replace(olds.pop(), cell_dir)
+        log.info(f"{cell_dir}: restored the previous result an interrupted write had moved aside")
+    for leftover in [*olds, *parent.glob(f".{_glob_escape(cell_dir.name)}.new-*")]:
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _glob_escape(name: str) -> str:
+    return name.replace("[", "[[]")
+
+
+def _missing_dirs(path: Path) -> list[Path]:
+    """The folders `mkdir -p path` would create, deepest first."""
+    out = []
+    while not path.exists() and path != path.parent:
+        out.append(path)
+        path = path.parent
+    return out
+
+
+def make_dirs(path: Path) -> None:
+    """mkdir -p, with a file in the way or a full or read-only disk as one HarnessError."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise HarnessError(
+            f"{_first_file(path)} is a file where a results folder belongs; move it away or "
+            f"set results.dir"
+        ) from None
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot create {path} ({exc.strerror}); free space or set results.dir"
+        ) from None
+
+
+def _first_file(path: Path) -> Path:
+    """The first component of `path` that exists and is not a folder."""
+    for p in [*reversed(path.parents), path]:
+        if p.exists() and not p.is_dir():
+            return p
+    return path
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where the system
+    cannot, so the caller falls back to two renames. Python's os module has no binding."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+    renameat2.argtypes += [ctypes.c_uint]
+    rc = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    return rc == 0
 
 
 @dataclass(frozen=True)
@@ -144,7 +267,46 @@ def read_metrics(path: Path) -> dict[str, Any]:
             f"{metrics_file}: schema is {found!r}, expected '{SCHEMA}'; rerun that cell with "
             f"this version of the harness"
         )
+    bad = _not_numeric(doc.get("results"), "results") or _not_numeric(
+        doc.get("variance"), "variance"
+    )
+    semantic = doc.get("semantic")
+    for part in ("aggregates", "grid", "coverage", "tertiles", "clusters"):
+        if not bad and isinstance(semantic, dict):
+            bad = _not_numeric(semantic.get(part), f"semantic.{part}")
+    for name, diag in (doc.get("diagnostics") or {}).items():
+        if not bad and isinstance(diag, dict):
+            bad = _not_numeric(diag.get("value"), f"diagnostics.{name}.value")
+    if bad:
+        raise HarnessError(
+            f"{metrics_file}: {bad} is not a number; the file is damaged, rerun that cell"
+        )
     return doc
+
+
+_TEXT_FIELDS = frozenset({"worst_cluster", "label"})  # the only strings in numeric sections
+
+
+def _not_numeric(obj: Any, where: str) -> str | None:
+    """Where the first value that should be a number (or null) is not one; None when fine."""
+    if obj is None or (isinstance(obj, (int, float)) and not isinstance(obj, bool)):
+        return None
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key in _TEXT_FIELDS and (value is None or isinstance(value, str)):
+                continue
+            bad = _not_numeric(value, f"{where}.{key}")
+            if bad:
+                return bad
+        return None
+    if isinstance(obj, list):
+        return next((b for i, v in enumerate(obj) if (b := _not_numeric(v, f"{where}[{i}]"))), None)
+    return f"{where} ({_short_repr(obj)})"
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def load_cell(path: Path) -> Cell:
@@ -177,7 +339,14 @@ def load_cell(path: Path) -> Cell:
 
 
 def _read_per_query(path: Path):
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise HarnessError(
+            f"{path}: not UTF-8 text (byte {exc.start}); the folder is damaged, rerun that cell"
+        ) from None
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot be read ({exc.strerror}); rerun that cell") from None
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or rows[0][:1] != ["query_id"] or "n_groups" not in rows[0]:
         raise HarnessError(f"{path}: header must start with query_id and hold n_groups")

@@ -16,10 +16,18 @@ from harness.core.errors import HarnessError
 
 
 def check_writable(directory: Path) -> None:
-    """Fail before any work is done if results cannot be written under `directory`."""
+    """Fail before any work is done if results cannot be written under `directory`; creates
+    nothing (a run that fails later must not leave an empty folder behind)."""
+    probe = Path(directory)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise HarnessError(
+            f"{probe} is a file where the results folder {directory} belongs; move it away or "
+            f"set results.dir to a folder"
+        )
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-test-"):
+        with tempfile.NamedTemporaryFile(dir=probe, prefix=".write-test-"):
             pass
     except OSError as exc:
         raise HarnessError(

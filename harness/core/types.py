@@ -36,11 +36,13 @@ class Query:
     groups: tuple[frozenset[str], ...]
     qrels: Mapping[str, int] | None = None
     answer: str | None = None
+    listed_groups: int | None = None  # groups as the file listed them, repeats included
 
     @property
     def hop(self) -> int:
-        """Hop depth: the number of gold groups."""
-        return len(self.groups)
+        """Hop depth: the number of gold groups the benchmark lists (a repeated group is scored
+        once but keeps its hop, as the published per-hop counts do)."""
+        return self.listed_groups if self.listed_groups is not None else len(self.groups)
 
     @property
     def judgments(self) -> Mapping[str, int]:

@@ -148,7 +148,7 @@ def _redqa_query(path: Path, i: int, q: Any, corpus: Mapping[str, Chunk]) -> Que
             # A group listed twice is still one piece of information: keep the hop honest.
             log.info(
                 f"{where}: gold group {no + 1} {sorted(members)} repeats group "
-                f"{groups.index(members) + 1}; counted once"
+                f"{groups.index(members) + 1}; scored once, hop stays {len(raw_groups)} as listed"
             )
             continue
         groups.append(members)
@@ -157,6 +157,7 @@ def _redqa_query(path: Path, i: int, q: Any, corpus: Mapping[str, Chunk]) -> Que
         query_id=qid,
         text=text,
         groups=tuple(groups),
+        listed_groups=len(raw_groups) if len(groups) != len(raw_groups) else None,
         answer=answer if isinstance(answer, str) else None,
     )
 

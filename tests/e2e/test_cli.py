@@ -191,7 +191,7 @@ def test_unwritable_results_dir(tmp_path):
     blocker = tmp_path / "blocker"
     blocker.write_text("a file, not a folder")
     res = harness(f"results.dir={blocker}/results", cwd=tmp_path, check=False)
-    assert_one_line_error(res, tmp_path, "is not writable")
+    assert_one_line_error(res, tmp_path, "is a file where the results folder")
 
 
 def test_non_editable_install_runs_from_any_directory(tmp_path):

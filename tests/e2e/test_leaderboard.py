@@ -177,7 +177,8 @@ def test_acceptance_sweep_then_leaderboard(general_wiki, tmp_path):
     )
     # the MiniLM cells recorded corpus Similarity, so the header row and the plot have it
     table = (tmp_path / "leaderboard/table3.md").read_text()
-    assert "Sim 3.6% (minilm)" in table and "Red 3.2%" in table
+    # Red 3.1%: 50 of 1,600 groups (query_083 lists one redundant group twice; it counts once)
+    assert "Sim 3.6% (minilm)" in table and "Red 3.1%" in table
     plots = {p.name for p in (tmp_path / "leaderboard/plots").iterdir()}
     assert {
         "perfrecall_by_hop.png",

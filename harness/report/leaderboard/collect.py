@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cell.store import read_metrics
+from harness.cell.store import load_cell
 from harness.core.errors import HarnessError
 
 # Folders under results/ that are not corpora.
@@ -144,7 +144,7 @@ def _entry(cell_dir: Path, problems: list[str]) -> Entry | None:
         problems.append(f"{cell_dir}: no metrics.json (an interrupted run?); skipped")
         return None
     try:
-        doc = read_metrics(cell_dir)
+        doc = load_cell(cell_dir).doc  # per_query.csv too: a damaged cell is skipped whole
     except HarnessError as exc:
         problems.append(
             f"{exc}; skipped".replace("; rerun that cell; skipped", "; skipped, rerun that cell")

@@ -1,10 +1,14 @@
 """Result files: atomic replacement, deterministic JSON, TREC export."""
 
 import math
+import os
+import threading
+import time
 
 import pytest
 
-from harness.cell.store import run_trec, write_cell
+from harness.cell import store
+from harness.cell.store import lock, run_trec, tidy, write_cell
 from harness.core.errors import HarnessError
 from harness.core.files import check_writable, to_json
 from harness.core.types import Benchmark, Chunk, Query, Run
@@ -37,8 +41,19 @@ def test_to_json_nan_is_null_and_stable():
 def test_check_writable(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(HarnessError, match="not writable.*set results.dir"):
+    with pytest.raises(HarnessError, match=r"file where the results folder .* belongs"):
         check_writable(blocker / "results")
+    check_writable(tmp_path / "a" / "b")  # fine, and creates nothing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_check_writable_read_only_folder(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o500)
+    if os.access(ro, os.W_OK):  # root writes anywhere
+        pytest.skip("running as root: permissions do not stop writes")
+    with pytest.raises(HarnessError, match="not writable.*set results.dir"):
+        check_writable(ro / "results")
 
 
 def test_run_trec_format_and_whitespace_ids():
@@ -48,3 +63,77 @@ def test_run_trec_format_and_whitespace_ids():
     bad = Benchmark("t", {"a b": Chunk("a b", "")}, (Query("q1", "x", ()),), "s", "m")
     with pytest.raises(HarnessError, match="'a b' contains white space"):
         run_trec(bad, Run.from_scores("bm25", {"q1": [("a b", 1.0)]}, 10))
+
+
+def test_swap_never_leaves_the_cell_absent(tmp_path, monkeypatch):
+    """While the new cell moves in, the folder always holds a whole cell (old or new)."""
+    cell = tmp_path / "c" / "bm25"
+    write_cell(cell, {"a.txt": "old"})
+    seen = []
+    real_exchange = store._exchange
+
+    def watching(a, b):
+        seen.append((cell / "a.txt").read_text())
+        ok = real_exchange(a, b)
+        seen.append((cell / "a.txt").read_text())
+        return ok
+
+    monkeypatch.setattr(store, "_exchange", watching)
+    write_cell(cell, {"a.txt": "new"})
+    assert seen == ["old", "new"]
+    assert sorted(p.name for p in cell.parent.iterdir()) == ["bm25"]
+
+
+def test_fallback_swap_without_rename_exchange(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "_exchange", lambda a, b: False)
+    cell = tmp_path / "bm25"
+    write_cell(cell, {"a.txt": "1"})
+    write_cell(cell, {"a.txt": "2"})
+    assert (cell / "a.txt").read_text() == "2"
+    assert [p.name for p in tmp_path.iterdir()] == ["bm25"]
+
+
+def test_tidy_restores_a_cell_moved_aside_and_removes_leftovers(tmp_path):
+    cell = tmp_path / "bm25[k1=0.5]"  # brackets are glob syntax; the names must still match
+    (tmp_path / ".bm25[k1=0.5].old-1234abcd").mkdir()
+    (tmp_path / ".bm25[k1=0.5].old-1234abcd" / "metrics.json").write_text("{}")
+    (tmp_path / ".bm25[k1=0.5].new-xyz").mkdir()
+    (tmp_path / ".bm25.new-other").mkdir()  # another cell's: not ours to touch
+    tidy(cell)
+    assert (cell / "metrics.json").read_text() == "{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".bm25.new-other", "bm25[k1=0.5]"]
+
+
+def test_lock_serialises_writers_of_one_cell(tmp_path):
+    cell = tmp_path / "c" / "bm25"
+    order = []
+
+    def writer(tag, pause):
+        with lock(cell):
+            order.append(f"{tag} in")
+            time.sleep(pause)
+            write_cell(cell, {"who.txt": tag})
+            order.append(f"{tag} out")
+
+    first = threading.Thread(target=writer, args=("a", 0.3))
+    first.start()
+    while not order:
+        time.sleep(0.01)
+    writer("b", 0)
+    first.join()
+    assert order == ["a in", "a out", "b in", "b out"]
+    assert (cell / "who.txt").read_text() == "b"
+
+
+def test_failed_first_run_leaves_no_folders(tmp_path):
+    cell = tmp_path / "results" / "corpus" / "bm25"
+    with pytest.raises(RuntimeError), lock(cell):
+        raise RuntimeError("retrieval failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_results_corpus_as_a_file_is_one_error(tmp_path):
+    (tmp_path / "corpus").write_text("x")
+    with pytest.raises(HarnessError, match=r"corpus is a file where a results folder belongs"):
+        with lock(tmp_path / "corpus" / "bm25"):
+            pass
