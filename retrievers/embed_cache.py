@@ -10,6 +10,7 @@ shard whose bytes or shape disagree with its sidecar is reported and encoded aga
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import HarnessError
+from harness.core.faults import checkpoint
 from harness.core.paths import cache_dir
 from harness.core.progress import Progress
 
@@ -129,6 +131,18 @@ class EmbeddingCache:
         return None
 
     def save_shard(self, i: int, arr: np.ndarray) -> None:
+        try:
+            self._save_shard(i, arr)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES):
+                raise
+            raise HarnessError(
+                f"cannot write the embedding cache {self.dir}: {exc.strerror}; shards already "
+                f"written are kept and reused; free space there, set cache_dir to another "
+                f"folder, or cache=false"
+            ) from None
+
+    def _save_shard(self, i: int, arr: np.ndarray) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         meta = self.dir / "meta.json"
         if not meta.is_file():
@@ -194,6 +208,7 @@ def encode_cached(
             )
         dims.add(arr.shape[1])
         cache.save_shard(i, arr)
+        checkpoint("encode")  # reliability tests: a kill here must cost only this run
         parts[i] = arr
         bar.update(stop - start)
     bar.close()

@@ -7,6 +7,7 @@ import contextlib
 import csv
 import ctypes
 import ctypes.util
+import errno
 import io
 import json
 import logging
@@ -21,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from filelock import FileLock, Timeout
 
 from harness.core.errors import HarnessError
 from harness.core.faults import checkpoint
+from harness.core.files import hold_lock, make_dirs
 from harness.core.runio import trec_lines
 from harness.core.types import Benchmark, Run
 
@@ -88,6 +89,19 @@ def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
     `lock(cell_dir)`."""
     parent = cell_dir.parent
     make_dirs(parent)
+    try:
+        _swap_in(cell_dir, files)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES):
+            raise
+        raise HarnessError(
+            f"cannot write the cell {cell_dir}: {exc.strerror}; the previous result (if any) is "
+            f"kept; free space there or set results.dir to another folder"
+        ) from None
+
+
+def _swap_in(cell_dir: Path, files: Mapping[str, str]) -> None:
+    parent = cell_dir.parent
     tmp = Path(tempfile.mkdtemp(prefix=f".{cell_dir.name}.new-", dir=parent))
     try:
         for name, text in files.items():
@@ -116,30 +130,20 @@ def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
 def lock(cell_dir: Path) -> Iterator[None]:
     """Hold the cell's lock, `results/.locks/<corpus>/<cell>.lock`: one writer per cell, across
     processes and machines sharing the folder; a second run waits, with a note, then finds
-    the cell the first one wrote. Leftovers of an interrupted write are tidied on entry. On
-    the way out, a run that failed before any cell existed removes the folders it made (and
-    its lock), so a bad run leaves nothing behind."""
+    the cell the first one wrote. Leftovers of an interrupted write are tidied on entry; a run
+    that fails before any cell existed leaves no folder behind."""
     parent = cell_dir.parent
-    path = parent.parent / ".locks" / parent.name / f"{cell_dir.name}.lock"
-    made = _missing_dirs(parent) + _missing_dirs(path.parent)
+    made = [p for p in (parent, *parent.parents) if not p.exists()]
     make_dirs(parent)
-    make_dirs(path.parent)
-    file_lock = FileLock(str(path))
+    path = parent.parent / ".locks" / parent.name / f"{cell_dir.name}.lock"
     try:
-        try:
-            file_lock.acquire(timeout=0)
-        except Timeout:
-            log.info(f"waiting for another run that is writing {cell_dir} ({path})")
-            file_lock.acquire()
-        tidy(cell_dir)
-        yield
+        with hold_lock(path, cell_dir, f"the cell {cell_dir}"):
+            tidy(cell_dir)
+            yield
     finally:
-        if file_lock.is_locked:
-            file_lock.release()
         if not cell_dir.exists():
-            path.unlink(missing_ok=True)
-            for d in sorted(made, key=lambda p: len(p.parts), reverse=True):
-                with contextlib.suppress(OSError):  # only the ones still empty
+            for d in made:  # deepest first; only the ones still empty
+                with contextlib.suppress(OSError):
                     d.rmdir()
 
 
@@ -157,38 +161,6 @@ def tidy(cell_dir: Path) -> None:
 
 def _glob_escape(name: str) -> str:
     return name.replace("[", "[[]")
-
-
-def _missing_dirs(path: Path) -> list[Path]:
-    """The folders `mkdir -p path` would create, deepest first."""
-    out = []
-    while not path.exists() and path != path.parent:
-        out.append(path)
-        path = path.parent
-    return out
-
-
-def make_dirs(path: Path) -> None:
-    """mkdir -p, with a file in the way or a full or read-only disk as one HarnessError."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise HarnessError(
-            f"{_first_file(path)} is a file where a results folder belongs; move it away or "
-            f"set results.dir"
-        ) from None
-    except OSError as exc:
-        raise HarnessError(
-            f"cannot create {path} ({exc.strerror}); free space or set results.dir"
-        ) from None
-
-
-def _first_file(path: Path) -> Path:
-    """The first component of `path` that exists and is not a folder."""
-    for p in [*reversed(path.parents), path]:
-        if p.exists() and not p.is_dir():
-            return p
-    return path
 
 
 def _fsync_dir(path: Path) -> None:

@@ -4,6 +4,7 @@ the argument parser that reports through it, and the notes logger on stderr."""
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -41,7 +42,17 @@ def error_message(exc: BaseException) -> str | None:
         return _omegaconf_message(exc)
     if isinstance(exc, SystemExit):
         return f"exited with status {exc.code}"
+    if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT_ERRNOS:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return (
+            f"{where}{exc.strerror}; free space on that disk, fix its permissions, or point "
+            f"the run at another folder (results.dir=..., cache_dir=..., --out ...)"
+        )
     return None
+
+
+# Faults of the machine, not of the code: a full, read-only or failing disk.
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES}
 
 
 def _omegaconf_message(exc: Exception) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ _PREFIX = {OverrideType.ADD: "+", OverrideType.FORCE_ADD: "++", OverrideType.DEL
 def check_overrides(argv: Sequence[str]) -> None:
     """Fail early with one clear line on a bad override: an unknown group choice or key
     (with a did-you-mean), or a value of the wrong type. Sweeps are checked on every
-    group choice and on the first value of every other key."""
+    combination of group choices (up to 64) and on the first value of every other key."""
     args = override_args(argv)
     if args is None:
         return
@@ -78,24 +79,40 @@ def check_overrides(argv: Sequence[str]) -> None:
                         options,
                         f"add conf/{key}/{choice}.yaml or fix '{o.input_line}'",
                     )
-        first = f"{_PREFIX.get(o.type, '')}{key}={values[0]}" if values else o.input_line
-        (groups if key in GROUPS else others).append((o, first))
+        prefix = _PREFIX.get(o.type, "")
+        if key in GROUPS:  # every choice of a group sweep: a key may fit only some of them
+            groups.append([f"{prefix}{key}={v}" for v in values] if values else [o.input_line])
+        else:
+            others.append((o, f"{prefix}{key}={values[0]}" if values else o.input_line))
     register()
+    combos = list(itertools.islice(itertools.product(*groups), _MAX_COMBOS))
     with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
-        try:
-            compose(config_name="config", overrides=[f for _, f in groups + others])
-            return
-        except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
-            failure = _one_line(exc)
-        # Only on failure: compose the group choices alone to name an unknown key precisely.
-        try:
-            base = compose(config_name="config", overrides=[f for _, f in groups])
-        except Exception:
-            raise ConfigError(failure) from None
-        for o, _ in others:
-            if o.type == OverrideType.CHANGE:
+        for combo in combos:
+            _check_combo(list(combo), others, sweep=len(combos) > 1)
+
+
+_MAX_COMBOS = 64  # group choices composed and checked before a sweep starts
+
+
+def _check_combo(groups: list[str], others: list, *, sweep: bool) -> None:
+    where = f" (with {' '.join(groups)} in this sweep)" if sweep else ""
+    try:
+        compose(config_name="config", overrides=groups + [f for _, f in others])
+        return
+    except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
+        failure = _one_line(exc)
+    # Only on failure: compose the group choices alone to name an unknown key precisely.
+    try:
+        base = compose(config_name="config", overrides=groups)
+    except Exception:
+        raise ConfigError(failure + where) from None
+    for o, _ in others:
+        if o.type == OverrideType.CHANGE:
+            try:
                 _check_key(base, o.key_or_group)
-    raise ConfigError(failure)
+            except ConfigError as exc:
+                raise ConfigError(f"{exc}{where}") from None
+    raise ConfigError(failure + where)
 
 
 def _check_key(cfg: DictConfig, dotted: str) -> None:

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from harness.core.errors import HarnessError
+from harness.core.faults import checkpoint
+
+log = logging.getLogger("harness.files")
+TMP_SUFFIX = ".tmp"  # temp files of write_text_atomic: `.<name>.<random>.tmp`
 
 
 def check_writable(directory: Path) -> None:
@@ -55,13 +62,16 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temp file beside `path`, then rename it over `path`."""
+def write_text_atomic(path: Path, text: str, *, fault: str | None = None) -> None:
+    """Write `text` to a temp file beside `path`, then rename it over `path`. `fault` names
+    the fault-injection point between the two (harness.core.faults)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
+        if fault:
+            checkpoint(fault)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file normal rights
         os.replace(tmp, path)
     except BaseException:
@@ -73,3 +83,64 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@contextlib.contextmanager
+def hold_lock(lock_path: Path, product: Path, what: str) -> Iterator[None]:
+    """Hold an inter-process lock on `lock_path` while `product` (a file or folder) is made;
+    a second holder waits, with a note naming `what`. If `product` still does not exist on
+    the way out (the work failed), the lock file and the folders made for it are removed, so a
+    failed run leaves nothing behind. The lock file stays otherwise: deleting a lock file that
+    another process may be waiting on would let a third one in."""
+    made = [p for p in (lock_path.parent, *lock_path.parents) if not p.exists()]
+    make_dirs(lock_path.parent)
+    lock = FileLock(str(lock_path))
+    try:
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            log.info(f"waiting for another run that is writing {what} ({lock_path})")
+            lock.acquire()
+        yield
+    finally:
+        if lock.is_locked:
+            lock.release()
+        if not product.exists():
+            lock_path.unlink(missing_ok=True)
+            for d in made:  # deepest first; only the ones still empty
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+
+
+def remove_temp_files(path: Path) -> None:
+    """Delete what interrupted `write_text_atomic(path, ...)` calls left beside `path`; call it
+    holding the lock that serialises writers of `path`."""
+    if path.parent.is_dir():
+        for tmp in path.parent.glob(f".{_glob_escape(path.name)}.*{TMP_SUFFIX}"):
+            tmp.unlink(missing_ok=True)
+
+
+def _glob_escape(name: str) -> str:
+    return name.replace("[", "[[]")
+
+
+def make_dirs(path: Path) -> None:
+    """mkdir -p, with a file in the way or a full or read-only disk as one HarnessError."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise HarnessError(
+            f"{_first_file(path)} is a file where a folder belongs; move it away or set results.dir"
+        ) from None
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot create {path} ({exc.strerror}); free space or set results.dir"
+        ) from None
+
+
+def _first_file(path: Path) -> Path:
+    """The first component of `path` that exists and is not a folder."""
+    for p in [*reversed(path.parents), path]:
+        if p.exists() and not p.is_dir():
+            return p
+    return path

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import HarnessError
-from harness.core.files import write_text_atomic
+from harness.core.files import hold_lock, remove_temp_files, write_text_atomic
 from harness.strata.build import SCHEMA
 
 
@@ -43,7 +43,7 @@ def rebuild_command(cfg: Mapping[str, Any], corpus: str) -> str:
 def save(path: Path, doc: Mapping[str, Any]) -> None:
     """Compact, deterministic JSON, written atomically."""
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-    write_text_atomic(path, text)
+    write_text_atomic(path, text, fault="stratify")
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -106,9 +106,16 @@ def ensure(
     """The strata of `bench` for this config: read from its file when that fits, else built
     and written. Returns the document, the path and what happened ("cached", "built",
     "rebuilt: <why>")."""
+    path = path_for(cfg, bench.name)
+    # One builder per strata file: a second one waits, then finds the file built.
+    with hold_lock(path.parent / f".{path.name}.lock", path, f"the strata file {path}"):
+        remove_temp_files(path)  # of a build that was killed while writing
+        return _ensure(bench, cfg, runtime, path, force)
+
+
+def _ensure(bench, cfg, runtime, path: Path, force: bool) -> tuple[dict[str, Any], Path, str]:
     from harness.strata.build import build
 
-    path = path_for(cfg, bench.name)
     status = "built"
     if path.is_file() and not force:
         try:

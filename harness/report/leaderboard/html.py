@@ -55,6 +55,20 @@ def _data(board: Board, corpora: list[str]) -> dict:
     return {"corpora": corpora, "metrics": metrics, "cells": cells, "clusters": clusters}
 
 
+# Inside <script> the HTML tokenizer still reacts to "</script" and "<!--" (an unclosed
+# "<!--<script" makes it swallow the next script): with <, > and & escaped as JSON \u escapes
+# no markup can appear; U+2028/U+2029 are escaped for the JavaScript parsers that reject them.
+_SCRIPT_SAFE = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+def script_json(data) -> str:
+    """`data` as JSON that is inert inside <script type="application/json"> and parses back
+    (JSON.parse, json.loads) to the same value; these characters only occur inside strings."""
+    return json.dumps(data, allow_nan=False, default=str).translate(_SCRIPT_SAFE)
+
+
 def _summary(s) -> dict:
     if not isinstance(s, dict):
         return {"n": None, "mean": {}, "ci": {}}
@@ -152,6 +166,8 @@ _SCRIPT = r"""
   const table = document.getElementById('board');
   let sortKey = null, sortDir = -1;
 
+  // own keys only: a stored name such as "constructor" must not find Object.prototype's
+  function get(o, k) { return (o && Object.prototype.hasOwnProperty.call(o, k)) ? o[k] : undefined; }
   function pct(x) { return (x === null || x === undefined) ? '-' : (100 * x).toFixed(2); }
   function hasKind(cell, stratum) {
     if (stratum === 'overall') return true;
@@ -172,16 +188,16 @@ _SCRIPT = r"""
   function fillStrata() {
     const keep = stratumSel.value;
     stratumSel.replaceChildren();
-    const labels = data.clusters[corpusSel.value] || {};
+    const labels = get(data.clusters, corpusSel.value) || {};
     strataOf(corpusSel.value).forEach(s => {
       const id = s.startsWith('cluster=') ? s.slice(8) : null;
-      const text = (id !== null && labels[id]) ? s + ' \u00b7 ' + labels[id] : s;
+      const text = (id !== null && get(labels, id)) ? s + ' \u00b7 ' + get(labels, id) : s;
       stratumSel.appendChild(option(s, text));
     });
     if (strataOf(corpusSel.value).includes(keep)) stratumSel.value = keep;
   }
   function metricsOf(corpus) {
-    return data.metrics.filter(m => cellsOf(corpus).some(c => m in c.strata.overall.mean));
+    return data.metrics.filter(m => cellsOf(corpus).some(c => get(c.strata.overall.mean, m) !== undefined));
   }
   function render() {
     const corpus = corpusSel.value, stratum = stratumSel.value;
@@ -200,15 +216,15 @@ _SCRIPT = r"""
       head.appendChild(th);
     });
     const th2 = document.createElement('th'); th2.textContent = 'provenance'; head.appendChild(th2);
-    let rows = cellsOf(corpus).map(c => ({cell: c, s: c.strata[stratum] || {n: null, mean: {}}}));
-    const best = {};
+    let rows = cellsOf(corpus).map(c => ({cell: c, s: get(c.strata, stratum) || {n: null, mean: {}}}));
+    const best = Object.create(null);  // a metric named __proto__ stays a plain key
     metrics.forEach(m => {
-      const vals = rows.filter(r => !r.cell.stale).map(r => r.s.mean[m]).filter(v => v !== null && v !== undefined);
+      const vals = rows.filter(r => !r.cell.stale).map(r => get(r.s.mean, m)).filter(v => v !== null && v !== undefined);
       best[m] = vals.length ? Math.max(...vals) : null;
     });
     if (sortKey) {
       const val = r => sortKey === 'retriever' ? r.cell.label.toLowerCase()
-        : sortKey === 'n' ? r.s.n : r.s.mean[sortKey];
+        : sortKey === 'n' ? r.s.n : get(r.s.mean, sortKey);
       rows.sort((a, b) => {
         const x = val(a), y = val(b);
         if (x === y) return 0;
@@ -229,7 +245,7 @@ _SCRIPT = r"""
       n.textContent = (r.s.n === null || r.s.n === undefined) ? '-' : r.s.n; tr.appendChild(n);
       metrics.forEach(m => {
         const td = document.createElement('td'); td.className = 'num';
-        const v = r.s.mean[m];
+        const v = get(r.s.mean, m);
         if (!r.cell.computed.includes(m)) {
           td.textContent = 'not computed'; td.className = 'nc';
           td.title = 'this cell was not scored with ' + m + '; python -m harness with ' +
@@ -244,7 +260,7 @@ _SCRIPT = r"""
           td.textContent = '-'; td.title = m + ' is undefined for every query of this stratum';
         } else {
           td.textContent = pct(v);
-          const ci = (r.s.ci || {})[m];
+          const ci = get(r.s.ci, m);
           if (ci && ci[0] !== null) {
             const span = document.createElement('span'); span.className = 'ci';
             span.textContent = ' [' + (100 * ci[0]).toFixed(1) + ', ' + (100 * ci[1]).toFixed(1) + ']';
@@ -280,8 +296,7 @@ _SCRIPT = r"""
 
 def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path]) -> str:
     """The whole leaderboard as one HTML document."""
-    payload = json.dumps(_data(board, corpora), allow_nan=False, default=str)
-    payload = payload.replace("</", "<\\/")  # never close the script element early
+    payload = script_json(_data(board, corpora))
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     n_cells = sum(len(board.cells[c]) for c in corpora)
     parts = [

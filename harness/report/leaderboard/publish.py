@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -123,35 +124,52 @@ def _f(x) -> str:
 
 
 def write(args, board, corpora, tables) -> list[Path]:
-    """Write the requested formats under --out (atomically, file by file)."""
-    from harness.core.files import write_text_atomic
+    """Write the requested formats under --out: all of them into a staging folder beside it,
+    then each moved into place. A failure (a full disk) leaves --out as it was, with no partial
+    file and no staging folder."""
+    import shutil
+    import tempfile
+
+    from harness.core.files import make_dirs, write_text_atomic
     from harness.report.leaderboard import render as R
 
     out = Path(args.out)
-    files: list[Path] = []
+    made = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
+    make_dirs(out.parent)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    staged: list[Path] = []
 
     def put(name: str, text: str) -> None:
-        path = out / name
-        write_text_atomic(path, text)
-        files.append(path)
+        write_text_atomic(stage / name, text)
+        staged.append(stage / name)
 
-    fmt = args.format
-    for t in tables:
-        if fmt in ("all", "markdown"):
-            put(f"{t.key}.md", R.markdown(t, ci=getattr(args, "ci", False)))
-        if fmt in ("all", "latex"):
-            put(f"{t.key}.tex", R.latex(t, ci=getattr(args, "ci", False)))
+    try:
+        fmt = args.format
+        for t in tables:
+            if fmt in ("all", "markdown"):
+                put(f"{t.key}.md", R.markdown(t, ci=getattr(args, "ci", False)))
+            if fmt in ("all", "latex"):
+                put(f"{t.key}.tex", R.latex(t, ci=getattr(args, "ci", False)))
+            if fmt in ("all", "csv"):
+                put(f"{t.key}.csv", R.csv_text(t))
         if fmt in ("all", "csv"):
-            put(f"{t.key}.csv", R.csv_text(t))
-    if fmt in ("all", "csv"):
-        put("leaderboard.csv", long_csv(board, corpora))
-    plots: list[Path] = []
-    if fmt in ("all", "html"):
-        from harness.report.leaderboard.plots import all_plots
+            put("leaderboard.csv", long_csv(board, corpora))
+        if fmt in ("all", "html"):
+            from harness.report.leaderboard.html import page
+            from harness.report.leaderboard.plots import all_plots
 
-        plots = all_plots(board, corpora, out / "plots", args.k)
-        files += plots
-        from harness.report.leaderboard.html import page
-
-        put("index.html", page(board, corpora, tables, plots))
-    return files
+            plots = all_plots(board, corpora, stage / "plots", args.k)
+            staged += plots
+            put("index.html", page(board, corpora, tables, plots))
+        files = []
+        for path in staged:
+            final = out / path.relative_to(stage)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, final)
+            files.append(final)
+        return files
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        for d in made:  # deepest first: the parents --out needed, if nothing went in
+            if d.exists() and not any(d.iterdir()):
+                d.rmdir()

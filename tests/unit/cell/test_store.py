@@ -134,6 +134,6 @@ def test_failed_first_run_leaves_no_folders(tmp_path):
 
 def test_results_corpus_as_a_file_is_one_error(tmp_path):
     (tmp_path / "corpus").write_text("x")
-    with pytest.raises(HarnessError, match=r"corpus is a file where a results folder belongs"):
+    with pytest.raises(HarnessError, match=r"corpus is a file where a folder belongs"):
         with lock(tmp_path / "corpus" / "bm25"):
             pass
