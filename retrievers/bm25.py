@@ -34,6 +34,9 @@ class BM25:
         tokenizer: str = "whitespace",
         stopwords: bool = False,
     ):
+        for key, value in (("k1", k1), ("b", b), ("epsilon", epsilon)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"retriever.{key} must be a number, got {value!r}")
         if not k1 >= 0:
             raise ConfigError(f"retriever.k1 must be >= 0, got {k1}")
         if not 0 <= b <= 1:
