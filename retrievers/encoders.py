@@ -4,9 +4,8 @@ model is actually loaded, so a run whose embeddings are all cached never imports
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,15 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import ConfigError, HarnessError
+from retrievers.model_source import (
+    check_holds,
+    first_line,
+    hub_plan,
+    quiet_third_party,
+    require_hub,
+    require_pinned_revision,
+    resolve_package,
+)
 
 log = logging.getLogger("harness.retrievers")
 
@@ -55,7 +63,36 @@ def resolve_devices(device: Any) -> list[str]:
         import torch
 
         return ["cuda:0"] if torch.cuda.is_available() else ["cpu"]
-    return ["cuda:0" if d == "cuda" else d for d in devices]
+    devices = ["cuda:0" if d == "cuda" else d for d in devices]
+    cuda = [d for d in devices if d.startswith("cuda")]
+    if cuda:
+        _check_cuda(cuda)
+    return devices
+
+
+def _check_cuda(devices: Sequence[str]) -> None:
+    """device=cuda[:N] asked for: say plainly when this torch cannot give it."""
+    import torch
+
+    if torch.version.cuda is None:
+        raise ConfigError(
+            f"device={devices[0]} but this torch {torch.__version__} is a CPU-only build; use "
+            f"device=cpu (or auto), or install a CUDA build of torch: pip install torch "
+            f"--index-url https://download.pytorch.org/whl/cu128"
+        )
+    if not torch.cuda.is_available():
+        raise ConfigError(
+            f"device={devices[0]} but no CUDA GPU is usable here (torch {torch.__version__}, "
+            f"CUDA {torch.version.cuda}); check nvidia-smi and CUDA_VISIBLE_DEVICES, or use "
+            f"device=cpu"
+        )
+    count = torch.cuda.device_count()
+    missing = [d for d in devices if ":" in d and int(d.split(":")[1]) >= count]
+    if missing:
+        raise ConfigError(
+            f"device={missing[0]} but this machine has {count} CUDA GPU(s) (cuda:0.."
+            f"cuda:{count - 1}); pick one of those"
+        )
 
 
 def resolve_dtype(dtype: str, devices: Sequence[str]) -> str:
@@ -73,7 +110,8 @@ def resolve_dtype(dtype: str, devices: Sequence[str]) -> str:
 
 def resolve_model_path(model: str, local_path: str | None, package: str | None) -> str:
     """Where to load weights from: an explicit local path, a Python package that ships the
-    weights (its get_model_path()), else the Hugging Face id itself (cache or hub)."""
+    weights (its get_model_path()), else the Hugging Face id itself (cache or hub). A folder
+    or package whose files name another model than `model` is refused."""
     if local_path:
         p = Path(local_path).expanduser()
         if not p.is_dir():
@@ -81,16 +119,10 @@ def resolve_model_path(model: str, local_path: str | None, package: str | None) 
                 f"retriever.local_path '{local_path}' is not a folder; point it at a "
                 f"downloaded copy of {model} (the folder holding config.json)"
             )
+        check_holds(model, p)
         return str(p.resolve())
     if package:
-        try:
-            mod = importlib.import_module(package.replace("-", "_"))
-        except ImportError:
-            raise HarnessError(
-                f"model {model} is resolved from the Python package '{package}', which is not "
-                f"installed; run: pip install {package.replace('_', '-')}"
-            ) from None
-        return str(mod.get_model_path())
+        return str(resolve_package(model, package))
     return model
 
 
@@ -140,10 +172,17 @@ class SentenceTransformerEncoder:
             )
         if dtype not in DTYPES:
             raise ConfigError(f"unknown retriever.dtype '{dtype}'; valid: {', '.join(DTYPES)}")
+        if revision is not None and not isinstance(revision, str):
+            raise ConfigError(
+                f"retriever.revision must be a branch, tag or commit, got {revision!r}; quote "
+                f"a commit hash in YAML so that it stays a string"
+            )
         self.model_id = model
         self.revision = revision
         self.path = resolve_model_path(model, local_path, package)
         self.package = package
+        if trust_remote_code and self.path == model:  # a local folder's code is the user's own
+            require_pinned_revision(model, revision)
         self.prompts = {
             "query": (query_prompt, query_prompt_name),
             "document": (document_prompt, document_prompt_name),
@@ -180,41 +219,12 @@ class SentenceTransformerEncoder:
     def _load(self):
         if self._model is not None:
             return self._model
-        try:
-            import torch
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
+        if not all(importlib.util.find_spec(m) for m in ("torch", "sentence_transformers")):
             raise HarnessError(
                 f"dense retrievers need torch and sentence-transformers; run: {_INSTALL}"
-            ) from None
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # "Loading weights" bars: noise in logs and tables
-        kwargs = dict(self.model_kwargs)
-        kwargs["dtype"] = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[
-            self.dtype
-        ]
-        try:
-            model = SentenceTransformer(
-                self.path,
-                device=self.devices[0],
-                revision=self.revision if self.path == self.model_id else None,
-                trust_remote_code=self.trust_remote_code,
-                model_kwargs=kwargs,
             )
-        except OSError as exc:
-            if self.path != self.model_id:
-                raise HarnessError(
-                    f"cannot load model {self.model_id} from {self.path}: {_first_line(exc)}"
-                ) from None
-            offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-            raise HarnessError(
-                f"model {self.model_id}{f' (revision {self.revision})' if self.revision else ''} "
-                f"is not available {'offline' if offline else 'here'}: it is not in the Hugging "
-                f"Face cache and the hub could not be reached; download it where there is internet "
-                f"(hf download {self.model_id}) and copy the cache, or set "
-                f"retriever.local_path=/path/to/model"
-            ) from None
+        with quiet_third_party():
+            model = self._open()
         if self.max_seq_length:
             model.max_seq_length = self.max_seq_length
         for role, (_, name) in self.prompts.items():
@@ -226,6 +236,55 @@ class SentenceTransformerEncoder:
                 )
         self._model = model
         return model
+
+    def _open(self):
+        """The SentenceTransformer: from the folder, or by hub id through the cache, reaching
+        the hub only when it answers a quick probe (hub_plan) so that an offline run fails in
+        one line instead of after minutes of retries."""
+        hub = self.path == self.model_id
+        local_only = hub_plan(self.model_id, self.revision) if hub else False
+        try:
+            return self._construct(local_only)
+        except OSError as exc:  # the hub's HTTP errors are OSErrors too
+            if not hub:
+                raise HarnessError(
+                    f"cannot load model {self.model_id} from {self.path}: {first_line(exc)}"
+                ) from None
+            if not local_only:
+                raise self._hub_error(exc) from None
+            partial = first_line(exc)
+        require_hub(self.model_id, self.revision, partial)  # fetch what the cache lacks
+        try:
+            return self._construct(False)
+        except OSError as exc:
+            raise self._hub_error(exc) from None
+
+    def _construct(self, local_files_only: bool):
+        import torch
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars: noise in logs and tables
+        kwargs = dict(self.model_kwargs)
+        kwargs["dtype"] = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[
+            self.dtype
+        ]
+        hub = self.path == self.model_id
+        return SentenceTransformer(
+            self.path,
+            device=self.devices[0],
+            revision=self.revision if hub else None,
+            local_files_only=local_files_only,
+            trust_remote_code=self.trust_remote_code,
+            model_kwargs=kwargs,
+        )
+
+    def _hub_error(self, exc: BaseException) -> HarnessError:
+        rev = f" (revision {self.revision})" if self.revision else ""
+        return HarnessError(
+            f"cannot load model {self.model_id}{rev} from the Hugging Face hub or cache: "
+            f"{first_line(exc)}; fix the cause, or set retriever.local_path=/path/to/model"
+        )
 
     def encode(self, texts: Sequence[str], role: str) -> np.ndarray:
         """float32 embeddings, one row per text; halves the batch and retries on GPU OOM."""
@@ -270,7 +329,3 @@ def _package_version(package: str) -> str:
         return version(package.replace("_", "-"))
     except PackageNotFoundError:
         return "unknown"
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

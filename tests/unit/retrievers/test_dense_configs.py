@@ -1,5 +1,7 @@
 """Every dense model config states what the issue asks, composes, and builds without loading."""
 
+import re
+
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
@@ -64,6 +66,15 @@ def test_model_config_states_everything(hydra_ctx, name):
     built = build_retriever(resolved["retriever"], {"device": "cpu", "cache": False})
     assert built.name == name and built.encoder._model is None  # nothing loaded
     assert built.encoder.dtype == "fp32"  # auto on the CPU
+
+
+@pytest.mark.parametrize("path", sorted((conf_dir() / "retriever").glob("*.yaml")), ids=str)
+def test_remote_code_is_pinned_to_a_commit(path):
+    """A config that runs a model's own code names the exact commit of that code."""
+    own = yaml.safe_load(path.read_text())
+    if own.get("trust_remote_code"):
+        assert isinstance(own.get("revision"), str), f"{path.name}: revision is not a string"
+        assert re.fullmatch(r"[0-9a-f]{40}", own["revision"]), f"{path.name}: not a commit"
 
 
 def test_prompts_follow_the_model_cards():
