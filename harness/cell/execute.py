@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -146,68 +145,65 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
         timings["strata_s"] = time.perf_counter() - t
 
     cell_dir = plan.results_dir / bench.name / name
-    with contextlib.ExitStack() as stack:
-        if plan.write:  # one writer per cell; the second run waits, then finds it up to date
-            stack.enter_context(results.lock(cell_dir))
-        stored = _stored(cell_dir) if plan.write else None
-        metrics = plan.metrics
-        label = {
-            "display_name": _display(plan.retriever, base, diff, retriever.name),
-            "variant": diff,
-        }
-        if stored is not None:
-            verdict = _against_stored(stored, plan, bench, doc, strata_path, cell_dir, label)
-            if verdict == "same":
-                return _from_disk(stored, bench, cell_dir, hint, plan.metric_names)
-            if verdict == "rescore":
-                return _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint)
-            if verdict:
-                notes.append(verdict)
-            if _same_identity(stored, plan):  # recomputed: still every metric the cell had
-                metrics = _union(stored, plan)
+    stored = _stored(cell_dir) if plan.write else None
+    metrics = plan.metrics
+    label = {
+        "display_name": _display(plan.retriever, base, diff, retriever.name),
+        "variant": diff,
+    }
+    if stored is not None:
+        verdict = _against_stored(stored, plan, bench, doc, strata_path, cell_dir, label)
+        if verdict == "same":
+            return _from_disk(stored, bench, cell_dir, hint, plan.metric_names)
+        if verdict == "rescore":
+            return _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint)
+        if verdict:
+            notes.append(verdict)
+        if _same_identity(stored, plan):  # recomputed: still every metric the cell had
+            metrics = _union(stored, plan)
 
-        t = time.perf_counter()
-        retriever.index(bench.corpus)
-        timings["index_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        run = as_run(retriever.search(bench.queries, depth=plan.depth), name, plan.depth)
-        if run.name != name:  # the cell's name tags its run (a variant's settings included)
-            run = Run(name, {q: run[q] for q in run.query_ids()}, run.depth)
-        timings["search_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    retriever.index(bench.corpus)
+    timings["index_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    run = as_run(retriever.search(bench.queries, depth=plan.depth), name, plan.depth)
+    if run.name != name:  # the cell's name tags its run (a variant's settings included)
+        run = Run(name, {q: run[q] for q in run.query_ids()}, run.depth)
+    timings["search_s"] = time.perf_counter() - t
 
-        t = time.perf_counter()
-        scored = _score_plan(plan, bench, run, metrics, doc, strata_path)
-        timings["evaluate_s"] = time.perf_counter() - t
-        coverage = run_coverage(bench, run, retriever)
+    t = time.perf_counter()
+    scored = _score_plan(plan, bench, run, metrics, doc, strata_path)
+    timings["evaluate_s"] = time.perf_counter() - t
+    coverage = run_coverage(bench, run, retriever)
 
-        if plan.write:
-            timings["total_s"] = time.perf_counter() - started
-            files = cell_files(
-                _with_metrics(cfg, metrics) if metrics is not plan.metrics else cfg,
-                bench,
-                run,
-                [m.name for m in metrics],
-                scored,
-                coverage=coverage,
-                diagnostics=corpus_diagnostics(bench, retriever),
-                timings=timings,
-                label=label,
-            )
-            results.write_cell(cell_dir, files)
+    if plan.write:
         timings["total_s"] = time.perf_counter() - started
-        return CellResult(
-            corpus=bench.name,
-            retriever=name,
-            n_queries=len(bench.queries),
-            metric_names=plan.metric_names,
-            aggregated=scored.aggregated,
-            cell_dir=cell_dir if plan.write else None,
+        files = cell_files(
+            _with_metrics(cfg, metrics) if metrics is not plan.metrics else cfg,
+            bench,
+            run,
+            [m.name for m in metrics],
+            scored,
+            coverage=coverage,
+            diagnostics=corpus_diagnostics(bench, retriever),
             timings=timings,
-            notes=notes + messages(retriever, coverage),
-            variance=scored.variance,
-            semantic=scored.semantic,
-            strata_hint=hint,
+            label=label,
         )
+        results.write_cell(cell_dir, files)
+    timings["total_s"] = time.perf_counter() - started
+    return CellResult(
+        corpus=bench.name,
+        retriever=name,
+        n_queries=len(bench.queries),
+        metric_names=plan.metric_names,
+        aggregated=scored.aggregated,
+        cell_dir=cell_dir if plan.write else None,
+        timings=timings,
+        notes=notes + messages(retriever, coverage),
+        variance=scored.variance,
+        semantic=scored.semantic,
+        strata_hint=hint,
+    )
 
 
 def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path) -> Scored:

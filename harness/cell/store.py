@@ -85,12 +85,11 @@ def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
     """Replace `cell_dir` with exactly `files`: written and fsynced in a sibling temp dir, then
     swapped in. A reader sees the old cell or the new one, never a mix and never neither (on
     Linux the swap is one rename-exchange; elsewhere a kill between two renames is repaired
-    by `tidy` on the next run). A failure leaves the old cell as it was. Call it holding
-    `lock(cell_dir)`."""
-    parent = cell_dir.parent
-    make_dirs(parent)
+    by `tidy` on the next run). A failure leaves the old cell as it was. Writers of one cell
+    take turns (`lock`)."""
     try:
-        _swap_in(cell_dir, files)
+        with lock(cell_dir):
+            _swap_in(cell_dir, files)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES):
             raise
@@ -129,9 +128,9 @@ def _swap_in(cell_dir: Path, files: Mapping[str, str]) -> None:
 @contextlib.contextmanager
 def lock(cell_dir: Path) -> Iterator[None]:
     """Hold the cell's lock, `results/.locks/<corpus>/<cell>.lock`: one writer per cell, across
-    processes and machines sharing the folder; a second run waits, with a note, then finds
-    the cell the first one wrote. Leftovers of an interrupted write are tidied on entry; a run
-    that fails before any cell existed leaves no folder behind."""
+    processes and machines sharing the folder (a second writer waits, with a note). Leftovers
+    of an interrupted write are tidied on entry; a write that fails before any cell existed
+    leaves no folder behind. Not reentrant: write_cell takes it."""
     parent = cell_dir.parent
     made = [p for p in (parent, *parent.parents) if not p.exists()]
     make_dirs(parent)

@@ -112,7 +112,7 @@ def test_lock_serialises_writers_of_one_cell(tmp_path):
         with lock(cell):
             order.append(f"{tag} in")
             time.sleep(pause)
-            write_cell(cell, {"who.txt": tag})
+            store._swap_in(cell, {"who.txt": tag})  # write_cell's body; it takes the lock itself
             order.append(f"{tag} out")
 
     first = threading.Thread(target=writer, args=("a", 0.3))
