@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from harness.strata.hop import stratify
 from metrics.evaluate import BootstrapSpec, aggregate, per_query
 from metrics.registry import Metric
 from retrievers import as_run, build_retriever
+
+log = logging.getLogger("harness.cell")
 
 
 @dataclass(frozen=True)
@@ -244,10 +247,12 @@ def _stored(cell_dir: Path) -> dict[str, Any] | None:
     if not all((cell_dir / f).is_file() for f in _CELL_FILES):
         return None
     try:
-        old = results.read_metrics(cell_dir)
+        old = results.load_cell(cell_dir).doc  # per_query.csv checked too
         old["config"]["retriever"], old["config"]["retrieval"]["depth"], old["metrics"]
         old["benchmark"]["checksum"]
-    except (HarnessError, OSError, ValueError, KeyError, TypeError):
+    except (HarnessError, OSError, ValueError, KeyError, TypeError) as exc:
+        why = str(exc) if isinstance(exc, HarnessError) else f"missing or bad field {exc}"
+        log.info(f"the stored cell is damaged ({why}); computing it again")
         return None
     return old
 
