@@ -326,7 +326,7 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         same = same and semantic is None
     else:
         same = same and semantic is not None
-        same = same and semantic["strata_file"] == str(strata_path)
+        same = same and semantic["strata_file"] == semantic_report.strata_name(strata_path)
         same = same and semantic["params"] == json.loads(to_json(doc["params"]))
     return "same" if same else "rescore"
 
@@ -462,10 +462,21 @@ def _metrics_doc(cfg, bench, retriever_name, metric_names, aggregated) -> dict[s
         "depth": cfg["retrieval"]["depth"],
         "metrics": metric_names,
         "results": aggregated,
-        "config": cfg,
+        "config": _portable(cfg),
         "provenance": {"versions": provenance.versions(), "git": provenance.git_state()},
         "timings_file": "timings.json",
     }
+
+
+def _portable(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The config as metrics.json records it: without the folders the run read and wrote
+    (results.dir, strata.dir, cache_dir), which say where, not what; config.yaml keeps them."""
+    out = dict(cfg)
+    for section in ("results", "strata"):
+        if isinstance(out.get(section), Mapping):
+            out[section] = {k: v for k, v in out[section].items() if k != "dir"}
+    out.pop("cache_dir", None)
+    return out
 
 
 def _yaml(cfg: Mapping[str, Any]) -> str:

@@ -87,6 +87,12 @@ def aggregates(
     return out
 
 
+def strata_name(path: Path) -> str:
+    """How metrics.json names its strata file: `<corpus>/<file>` under strata.dir, so a cell
+    does not depend on where the folders were (same inputs, same bytes on any machine)."""
+    return f"{path.parent.name}/{path.name}"
+
+
 def section(
     values: Mapping[str, np.ndarray],
     strata: Mapping[str, Sequence[str]],
@@ -102,7 +108,7 @@ def section(
         if str(c["id"]) in used
     }
     return {
-        "strata_file": str(path),
+        "strata_file": strata_name(path),
         "params": doc["params"],
         "tertiles": doc["tertiles"],
         "min_queries": min_queries,

@@ -102,20 +102,22 @@ def test_kill_before_the_first_write_leaves_no_cell_and_the_rerun_makes_it(tmp_p
 
 @pytest.mark.parametrize("seed_a, seed_b", [("0", "1")])
 def test_result_files_are_identical_across_processes_and_hash_seeds(tmp_path, seed_a, seed_b):
-    """Two processes with different PYTHONHASHSEEDs, semantic strata included (set iteration
-    order must not reach a float sum): metrics.json, per_query.csv, run.trec and the strata
-    file are byte-identical."""
+    """Two processes with different PYTHONHASHSEEDs writing to different folders, semantic
+    strata included (set iteration order must not reach a float sum): metrics.json,
+    per_query.csv, run.trec and the strata file are byte-identical."""
     pytest.importorskip("leidenalg")
     out = {}
     for seed in (seed_a, seed_b):
         folder = tmp_path / f"seed{seed}"
         folder.mkdir()
         env = {"PYTHONHASHSEED": seed}
-        stratify(cwd=folder, env=env)
-        harness(cwd=folder, env=env)
+        where = f"results.dir={folder}/results"  # other folders, as in two checkouts
+        stratify(where, cwd=folder, env=env)
+        harness(where, cwd=folder, env=env)
         cell = folder / "results/demo/bm25"
         strata = sorted((folder / "results/strata/demo").glob("*.json"))
         out[seed] = {**_files(cell), **{p.name: p.read_bytes() for p in strata}}
+        del out[seed]["config.yaml"]  # the full resolved config: it names the folders
         assert "semantic" in (cell / "metrics.json").read_text()
     assert out[seed_a].keys() == out[seed_b].keys()
     for name in out[seed_a]:
