@@ -68,7 +68,9 @@ def test_missing_shards_are_encoded_again_and_only_those(tmp_path, caplog):
     assert "resuming, 2 of 3 shards" in _notes(caplog)
 
 
-@pytest.mark.parametrize("damage", ["bytes", "sidecar", "shape"])
+@pytest.mark.parametrize(
+    "damage", ["bytes", "sidecar", "shape", "sidecar-list", "sidecar-not-utf8", "sidecar-deep"]
+)
 def test_damaged_shard_is_reported_and_rebuilt(tmp_path, caplog, damage):
     caplog.set_level("INFO", logger="harness")
     full, _ = _encode(Fake(), tmp_path)
@@ -78,6 +80,12 @@ def test_damaged_shard_is_reported_and_rebuilt(tmp_path, caplog, damage):
         npy.write_bytes(npy.read_bytes()[:-4] + b"\0\0\0\0")
     elif damage == "sidecar":
         side.write_text("{not json")
+    elif damage == "sidecar-list":  # valid JSON, not the object a sidecar is
+        side.write_text("[1, 2]")
+    elif damage == "sidecar-not-utf8":
+        side.write_bytes(b'{"rows": "\xff"}')
+    elif damage == "sidecar-deep":
+        side.write_text("[" * 100_000 + "]" * 100_000)
     else:
         info = json.loads(side.read_text())
         info["rows"] = [8, 11]
@@ -126,3 +134,26 @@ def test_cache_off_encodes_in_the_same_shards(tmp_path):
 def _notes(caplog) -> str:
     """The notes the harness logged (the CLI prints them to stderr as `note:` lines)."""
     return "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("harness"))
+
+
+def test_full_disk_is_one_error_naming_the_cache_and_keeps_written_shards(tmp_path, monkeypatch):
+    import errno
+
+    import retrievers.embed_cache as ec
+
+    real = ec._write_atomic
+    written = []
+
+    def filling(path, data):
+        if len(written) >= 3:  # meta.json, then shard 0's two files fit; then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        written.append(path.name)
+        real(path, data)
+
+    monkeypatch.setattr(ec, "_write_atomic", filling)
+    with pytest.raises(HarnessError, match=r"cannot write the embedding cache .*No space left"):
+        _encode(Fake(), tmp_path)
+    monkeypatch.setattr(ec, "_write_atomic", real)
+    fake = Fake()
+    _encode(fake, tmp_path)
+    assert fake.calls == [TEXTS[4:8], TEXTS[8:]]  # shard 0 was kept and reused
