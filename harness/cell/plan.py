@@ -93,9 +93,17 @@ def bootstrap_spec(stats: Mapping[str, Any]) -> BootstrapSpec | None:
         raise ConfigError(f"stats.bootstrap must be an integer >= 0 (0 = no CIs), got {samples!r}")
     if not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise ConfigError(f"stats.confidence must be between 0 and 1, got {confidence!r}")
+    if samples > 1_000_000:
+        raise ConfigError(
+            f"stats.bootstrap is {samples}; at most 1000000 resamples (10000 gives CIs stable "
+            f"to the third digit)"
+        )
+    seed = stats.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ConfigError(f"stats.seed must be an integer in [0, 2^32), got {seed!r}")
     if samples == 0:
         return None
-    return BootstrapSpec(samples, float(confidence), int(stats.get("seed", 0)))
+    return BootstrapSpec(samples, float(confidence), seed)
 
 
 def check_name(key: str, name: str) -> None:

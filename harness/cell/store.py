@@ -238,6 +238,9 @@ def read_metrics(path: Path) -> dict[str, Any]:
             f"{metrics_file}: schema is {found!r}, expected '{SCHEMA}'; rerun that cell with "
             f"this version of the harness"
         )
+    shape = _bad_shape(doc)
+    if shape:
+        raise HarnessError(f"{metrics_file}: {shape}; the file is damaged, rerun that cell")
     bad = _not_numeric(doc.get("results"), "results") or _not_numeric(
         doc.get("variance"), "variance"
     )
@@ -253,6 +256,46 @@ def read_metrics(path: Path) -> dict[str, Any]:
             f"{metrics_file}: {bad} is not a number; the file is damaged, rerun that cell"
         )
     return doc
+
+
+# metrics.json's fields and the JSON types readers rely on (None: may be null or absent).
+_SHAPE = {
+    "corpus": (str, False),
+    "retriever": (str, False),
+    "benchmark": (dict, False),
+    "depth": (int, False),
+    "metrics": (list, False),
+    "results": (dict, False),
+    "config": (dict, False),
+    "provenance": (dict, True),
+    "variance": (dict, True),
+    "semantic": (dict, True),
+    "diagnostics": (dict, True),
+    "run": (dict, True),
+    "variant": (dict, True),
+    "display_name": (str, True),
+}
+
+
+def _bad_shape(doc: Mapping[str, Any]) -> str | None:
+    """What is missing or of the wrong type among the fields every reader uses."""
+    for key, (kind, optional) in _SHAPE.items():
+        value = doc.get(key)
+        if value is None and optional:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"'{key}' should be a {kind.__name__}, found {_short_repr(value)}"
+    if not all(isinstance(m, str) for m in doc["metrics"]):
+        return "'metrics' should list metric names"
+    for key in ("retriever", "retrieval"):
+        if not isinstance(doc["config"].get(key), dict):
+            return f"'config.{key}' should be an object"
+    overall = doc["results"].get("overall")
+    if not isinstance(overall, dict) or not isinstance(overall.get("mean"), dict):
+        return "'results.overall.mean' should be an object"
+    if not isinstance(doc["benchmark"].get("checksum"), str):
+        return "'benchmark.checksum' should be a string"
+    return None
 
 
 _TEXT_FIELDS = frozenset({"worst_cluster", "label"})  # the only strings in numeric sections
@@ -306,7 +349,28 @@ def load_cell(path: Path) -> Cell:
             f"{per_query_file}: {len(query_ids)} rows but metrics.json says "
             f"{doc['benchmark'].get('n_queries')} queries; the folder is damaged, rerun that cell"
         )
+    _check_means(per_query_file, values, doc)
     return Cell(path, **meta, query_ids=query_ids, strata=strata, values=values, doc=doc)
+
+
+def _check_means(path: Path, values: Mapping[str, np.ndarray], doc: Mapping[str, Any]) -> None:
+    """The per-query values must average to the means metrics.json reports: a cell whose
+    per_query.csv was edited or damaged must not pass a regression gate."""
+    means = ((doc.get("results") or {}).get("overall") or {}).get("mean") or {}
+    for metric, column in values.items():
+        if metric not in means:
+            continue
+        defined = column[~np.isnan(column)]
+        mine = float(defined.mean()) if len(defined) else None
+        theirs = means[metric]
+        same = (mine is None and theirs is None) or (
+            mine is not None and theirs is not None and abs(mine - theirs) <= 1e-9
+        )
+        if not same:
+            raise HarnessError(
+                f"{path}: the {metric} values average to {mine} but metrics.json says "
+                f"{theirs}; the folder is damaged, rerun that cell"
+            )
 
 
 def _read_per_query(path: Path):
@@ -335,8 +399,11 @@ def _read_per_query(path: Path):
             labels[s].append(v)
         for col, v in zip(columns, row[split + 1 :]):
             try:
-                col.append(float(v))
+                x = float(v)
             except ValueError:
-                raise HarnessError(f"{path}:{no}: value '{v}' is not a number") from None
+                raise HarnessError(f"{path}:{no}: value '{v[:40]}' is not a number") from None
+            if x in (float("inf"), float("-inf")):
+                raise HarnessError(f"{path}:{no}: value '{v}' is not finite; rerun that cell")
+            col.append(x)
     values = {m: np.asarray(c, dtype=np.float64) for m, c in zip(metric_names, columns)}
     return tuple(query_ids), {s: tuple(v) for s, v in labels.items()}, values

@@ -26,11 +26,20 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     missing mandatory value) turned into one `error:` line and exit status 2."""
     try:
         return fn(*args, **kwargs)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        sys.exit(130)
     except Exception as exc:
         message = error_message(exc)
         if message is None:
             raise
         fail(message)
+
+
+INTERRUPTED = (
+    "error: interrupted; stored results are whole (a cell is swapped in at once, the embedding "
+    "cache keeps finished shards): rerun the same command to go on"
+)
 
 
 def error_message(exc: BaseException) -> str | None:
@@ -42,6 +51,16 @@ def error_message(exc: BaseException) -> str | None:
         return _omegaconf_message(exc)
     if isinstance(exc, SystemExit):
         return f"exited with status {exc.code}"
+    if isinstance(exc, MemoryError):
+        return (
+            "out of memory; use a smaller setting (stats.bootstrap, batch_size, shard_size) or "
+            "a machine with more memory"
+        )
+    if isinstance(exc, (NotADirectoryError, FileExistsError)):
+        return (
+            f"{exc.filename or 'a path'}: a file is where a folder belongs (or the other way "
+            f"round); move it away or choose another folder (results.dir, cache_dir, strata.dir)"
+        )
     if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT_ERRNOS:
         where = f"{exc.filename}: " if exc.filename else ""
         return (

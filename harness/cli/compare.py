@@ -76,8 +76,8 @@ def _folders(args: argparse.Namespace) -> list[Path]:
 def _options(args: argparse.Namespace) -> Options:
     if not 0 < args.alpha < 1:
         raise HarnessError(f"--alpha must be between 0 and 1, got {args.alpha}")
-    if args.max_drop < 0:
-        raise HarnessError(f"--max-drop must be >= 0 points, got {args.max_drop}")
+    if not 0 <= args.max_drop < float("inf"):  # NaN and inf would pass every gate
+        raise HarnessError(f"--max-drop must be a finite number >= 0 points, got {args.max_drop}")
     if args.min_queries < 1:
         raise HarnessError(f"--min-queries must be a positive integer, got {args.min_queries}")
     for flag in ("permutations", "bootstrap"):

@@ -78,6 +78,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _build_and_write(args: argparse.Namespace):
+    out, results = Path(args.out or "").resolve(), Path(args.results).resolve()
+    if not str(args.out or "").strip():
+        raise HarnessError("--out is empty; give the folder the leaderboard goes to")
+    if out == results or results in out.parents:
+        raise HarnessError(
+            f"--out {args.out} is inside the results folder {args.results}; the "
+            f"leaderboard would be read back as results: pick a folder outside it, e.g. "
+            f"--out leaderboard"
+        )
     board, corpora, tables, fails = build(args)
     try:
         files = write(args, board, corpora, tables)

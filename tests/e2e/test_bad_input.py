@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,22 @@ def beir(**files: str | bytes) -> dict[str, str | bytes]:
     return {**BEIR_OK, **{names[k]: v for k, v in files.items()}}
 
 
+def _edit_csv(path: Path, column: str, value: str) -> None:
+    """Set one per_query.csv column to `value` on every row (a hand-edited cell)."""
+    lines = path.read_text().splitlines()
+    at = lines[0].split(",").index(column)
+    rows = [line.split(",") for line in lines[1:]]
+    for row in rows:
+        row[at] = value
+    path.write_text("\n".join([lines[0], *(",".join(r) for r in rows)]) + "\n")
+
+
+def _edit_json(path: Path, key: str, value) -> None:
+    doc = json.loads(path.read_text())
+    doc[key] = value
+    path.write_text(json.dumps(doc))
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -49,6 +66,7 @@ class Case:
     cells: tuple[str, ...] = ()  # good cells copied in first: results/demo/<name>
     env: dict[str, str | None] = field(default_factory=dict)
     needs_cpu_torch: bool = False
+    edit: Callable[[Path], None] | None = None  # changes the copied cells (gets the case folder)
 
 
 def H(id, *args, expect, **kw):  # noqa: N802 -- short names keep the table readable
@@ -128,6 +146,15 @@ CASES = [
     ),
     H("unknown-launcher", "-m", "hydra/launcher=nope", expect="unknown hydra/launcher 'nope'"),
     H("force-not-bool", "force=maybe", expect="force"),
+    H("seed-negative", "stats.seed=-1", expect="stats.seed must be an integer"),
+    H("bootstrap-huge", "stats.bootstrap=1000000000000", expect="stats.bootstrap is 1000000000000"),
+    H(
+        "cache-dir-is-a-file",
+        "retriever=minilm",
+        "cache_dir=blocker",
+        expect="blocker",
+        files={"blocker": "x"},
+    ),
     # ---- python -m harness: where results go
     H(
         "results-dir-is-a-file",
@@ -379,6 +406,7 @@ CASES = [
     D("diagnose-unknown-embedder", "embedder=nope", expect="nope"),
     D("diagnose-not-utf8", *R, expect="not UTF-8", files={"x.json": b'{"corpus": "caf\xe9"}'}),
     D("diagnose-cuda-on-cpu-torch", "device=cuda", expect="CPU-only build", needs_cpu_torch=True),
+    D("diagnose-results-is-a-file", expect="results", files={"results": "x"}),
     # ---- python -m harness.compare
     C("compare-missing-folders", "a", "b", expect="result folder not found: a"),
     C("compare-one-folder", A, expect="at least two", cells=("bm25",)),
@@ -441,6 +469,55 @@ CASES = [
         expect="--max-drop",
         cells=("bm25", "bm25-simple"),
     ),
+    C(
+        "compare-max-drop-nan",
+        A,
+        BS,
+        "--max-drop",
+        "nan",
+        expect="--max-drop must be a finite",
+        cells=("bm25", "bm25-simple"),
+    ),
+    C(
+        "compare-max-drop-inf",
+        A,
+        BS,
+        "--max-drop",
+        "inf",
+        expect="--max-drop must be a finite",
+        cells=("bm25", "bm25-simple"),
+    ),
+    C(
+        "compare-per-query-edited",
+        A,
+        BS,
+        expect="the ndcg@10 values average to",
+        cells=("bm25", "bm25-simple"),
+        edit=lambda root: _edit_csv(root / BS / "per_query.csv", "ndcg@10", "nan"),
+    ),
+    C(
+        "compare-per-query-infinite",
+        A,
+        BS,
+        expect="is not finite",
+        cells=("bm25", "bm25-simple"),
+        edit=lambda root: _edit_csv(root / BS / "per_query.csv", "ndcg@10", "inf"),
+    ),
+    C(
+        "compare-metrics-config-wrong-type",
+        A,
+        BS,
+        expect="'config' should be a dict, found 5",
+        cells=("bm25", "bm25-simple"),
+        edit=lambda root: _edit_json(root / BS / "metrics.json", "config", 5),
+    ),
+    L(
+        "leaderboard-metrics-semantic-wrong-type",
+        "--check",
+        expect="'semantic' should be a dict",
+        cells=("bm25",),
+        edit=lambda root: _edit_json(root / A / "metrics.json", "semantic", [1]),
+    ),
     # ---- python -m harness.leaderboard
     L("leaderboard-no-results", expect="results folder not found: results"),
     L(
@@ -460,6 +537,14 @@ CASES = [
         files={"blocker": "x"},
     ),
     L("leaderboard-unknown-corpus", "--corpus", "nope", expect="nope", cells=("bm25",)),
+    L(
+        "leaderboard-out-inside-results",
+        "--out",
+        "results/lb",
+        expect="inside the results folder",
+        cells=("bm25",),
+    ),
+    L("leaderboard-out-empty", "--out", "", expect="--out is empty", cells=("bm25",)),
     L(
         "leaderboard-only-damaged-cells",
         expect="not a number",
@@ -492,6 +577,8 @@ def test_bad_input_is_one_error_line_and_writes_nothing(case: Case, tmp_path, go
             pytest.skip("this torch has CUDA: the CPU-only message does not apply")
     for name in case.cells:
         shutil.copytree(good_cells / name, tmp_path / "results" / "demo" / name)
+    if case.edit is not None:
+        case.edit(tmp_path)
     for name, content in case.files.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,11 @@ def _edit_per_query(folder, metric, change):
     w.writeheader()
     w.writerows(rows)
     path.write_text(out.getvalue())
+    # a planted cell is a consistent one: its metrics.json reports the new overall mean
+    doc = json.loads((folder / "metrics.json").read_text())
+    values = [float(r[metric]) for r in rows if r[metric] != "nan"]
+    doc["results"]["overall"]["mean"][metric] = sum(values) / len(values) if values else None
+    (folder / "metrics.json").write_text(json.dumps(doc))
 
 
 def test_two_retrievers_report(cells):
