@@ -10,7 +10,6 @@ shard whose bytes or shape disagree with its sidecar is reported and encoded aga
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import io
 import json
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import HarnessError
+from harness.core.errors import DISK_ERRNOS, HarnessError
 from harness.core.faults import checkpoint
 from harness.core.paths import cache_dir
 from harness.core.progress import Progress
@@ -134,7 +133,7 @@ class EmbeddingCache:
         try:
             self._save_shard(i, arr)
         except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES):
+            if exc.errno not in DISK_ERRNOS:
                 raise
             raise HarnessError(
                 f"cannot write the embedding cache {self.dir}: {exc.strerror}; shards already "

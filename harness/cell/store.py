@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 import csv
 import ctypes
-import ctypes.util
-import errno
+import functools
+import glob
 import io
 import json
 import logging
@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import HarnessError
+from harness.core.errors import DISK_ERRNOS, HarnessError
 from harness.core.faults import checkpoint
-from harness.core.files import hold_lock, make_dirs
+from harness.core.files import hold_lock, make_dirs, new_dirs, remove_empty
 from harness.core.runio import trec_lines
 from harness.core.types import Benchmark, Run
 
@@ -91,7 +91,7 @@ def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
         with lock(cell_dir):
             _swap_in(cell_dir, files)
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES):
+        if exc.errno not in DISK_ERRNOS:
             raise
         raise HarnessError(
             f"cannot write the cell {cell_dir}: {exc.strerror}; the previous result (if any) is "
@@ -132,7 +132,7 @@ def lock(cell_dir: Path) -> Iterator[None]:
     of an interrupted write are tidied on entry; a write that fails before any cell existed
     leaves no folder behind. Not reentrant: write_cell takes it."""
     parent = cell_dir.parent
-    made = [p for p in (parent, *parent.parents) if not p.exists()]
+    made = new_dirs(parent)
     make_dirs(parent)
     path = parent.parent / ".locks" / parent.name / f"{cell_dir.name}.lock"
     try:
@@ -141,25 +141,20 @@ def lock(cell_dir: Path) -> Iterator[None]:
             yield
     finally:
         if not cell_dir.exists():
-            for d in made:  # deepest first; only the ones still empty
-                with contextlib.suppress(OSError):
-                    d.rmdir()
+            remove_empty(made)
 
 
 def tidy(cell_dir: Path) -> None:
     """Remove what an interrupted write left beside `cell_dir`: temp folders of a new cell,
     and the old cell moved aside (put back first if the new one never arrived)."""
     parent = cell_dir.parent
-    olds = sorted(parent.glob(f".{_glob_escape(cell_dir.name)}.old-*"), key=os.path.getmtime)
+    name = glob.escape(cell_dir.name)  # cell names hold brackets: bm25[k1=0.5]
+    olds = sorted(parent.glob(f".{name}.old-*"), key=os.path.getmtime)
     if olds and not cell_dir.exists():
         os.replace(olds.pop(), cell_dir)
         log.info(f"{cell_dir}: restored the previous result an interrupted write had moved aside")
-    for leftover in [*olds, *parent.glob(f".{_glob_escape(cell_dir.name)}.new-*")]:
+    for leftover in [*olds, *parent.glob(f".{name}.new-*")]:
         shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _glob_escape(name: str) -> str:
-    return name.replace("[", "[[]")
 
 
 def _fsync_dir(path: Path) -> None:
@@ -178,17 +173,23 @@ _AT_FDCWD = -100
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where the system
     cannot, so the caller falls back to two renames. Python's os module has no binding."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
+        return False
+    return renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0
+
+
+@functools.cache
+def _renameat2():
+    """libc's renameat2, looked up once per process; None off Linux or on an old libc."""
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        renameat2 = libc.renameat2
+        fn = ctypes.CDLL(None, use_errno=True).renameat2  # the process's own libc
     except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
-    renameat2.argtypes += [ctypes.c_uint]
-    rc = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    return rc == 0
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn
 
 
 @dataclass(frozen=True)

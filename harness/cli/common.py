@@ -4,13 +4,12 @@ the argument parser that reports through it, and the notes logger on stderr."""
 from __future__ import annotations
 
 import argparse
-import errno
 import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
-from harness.core.errors import HarnessError
+from harness.core.errors import DISK_ERRNOS, HarnessError
 
 T = TypeVar("T")
 
@@ -61,17 +60,13 @@ def error_message(exc: BaseException) -> str | None:
             f"{exc.filename or 'a path'}: a file is where a folder belongs (or the other way "
             f"round); move it away or choose another folder (results.dir, cache_dir, strata.dir)"
         )
-    if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT_ERRNOS:
+    if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
         where = f"{exc.filename}: " if exc.filename else ""
         return (
             f"{where}{exc.strerror}; free space on that disk, fix its permissions, or point "
             f"the run at another folder (results.dir=..., cache_dir=..., --out ...)"
         )
     return None
-
-
-# Faults of the machine, not of the code: a full, read-only or failing disk.
-_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES}
 
 
 def _omegaconf_message(exc: Exception) -> str:

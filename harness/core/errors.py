@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import errno
 from collections.abc import Iterable
+
+# OSError numbers that are faults of the machine, not of the code: a full, read-only or
+# failing disk, or missing rights. They become one error line, not a traceback.
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES})
 
 
 class HarnessError(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import logging
 import math
@@ -92,7 +93,7 @@ def hold_lock(lock_path: Path, product: Path, what: str) -> Iterator[None]:
     the way out (the work failed), the lock file and the folders made for it are removed, so a
     failed run leaves nothing behind. The lock file stays otherwise: deleting a lock file that
     another process may be waiting on would let a third one in."""
-    made = [p for p in (lock_path.parent, *lock_path.parents) if not p.exists()]
+    made = new_dirs(lock_path.parent)
     make_dirs(lock_path.parent)
     lock = FileLock(str(lock_path))
     try:
@@ -107,21 +108,27 @@ def hold_lock(lock_path: Path, product: Path, what: str) -> Iterator[None]:
             lock.release()
         if not product.exists():
             lock_path.unlink(missing_ok=True)
-            for d in made:  # deepest first; only the ones still empty
-                with contextlib.suppress(OSError):
-                    d.rmdir()
+            remove_empty(made)
 
 
 def remove_temp_files(path: Path) -> None:
     """Delete what interrupted `write_text_atomic(path, ...)` calls left beside `path`; call it
     holding the lock that serialises writers of `path`."""
     if path.parent.is_dir():
-        for tmp in path.parent.glob(f".{_glob_escape(path.name)}.*{TMP_SUFFIX}"):
+        for tmp in path.parent.glob(f".{glob.escape(path.name)}.*{TMP_SUFFIX}"):
             tmp.unlink(missing_ok=True)
 
 
-def _glob_escape(name: str) -> str:
-    return name.replace("[", "[[]")
+def new_dirs(path: Path) -> list[Path]:
+    """The folders `make_dirs(path)` would create, deepest first."""
+    return [p for p in (path, *path.parents) if not p.exists()]
+
+
+def remove_empty(dirs: list[Path]) -> None:
+    """Remove those of `dirs` (deepest first) that are still empty: what a failed run made."""
+    for d in dirs:
+        with contextlib.suppress(OSError):
+            d.rmdir()
 
 
 def make_dirs(path: Path) -> None:

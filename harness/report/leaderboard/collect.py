@@ -32,6 +32,7 @@ class Entry:
     checksum: str
     date: str | None = None
     stale: bool = False  # computed on other data than most cells of its corpus
+    cell: Any = field(default=None, repr=False, compare=False)  # the loaded Cell (per query)
 
     def _node(self, stratification: str, label: str | None) -> dict | None:
         res = self.doc.get("results") or {}
@@ -144,7 +145,8 @@ def _entry(cell_dir: Path, problems: list[str]) -> Entry | None:
         problems.append(f"{cell_dir}: no metrics.json (an interrupted run?); skipped")
         return None
     try:
-        doc = load_cell(cell_dir).doc  # per_query.csv too: a damaged cell is skipped whole
+        cell = load_cell(cell_dir)  # per_query.csv too: a damaged cell is skipped whole
+        doc = cell.doc
     except HarnessError as exc:
         problems.append(
             f"{exc}; skipped".replace("; rerun that cell; skipped", "; skipped, rerun that cell")
@@ -168,7 +170,7 @@ def _entry(cell_dir: Path, problems: list[str]) -> Entry | None:
         date = json.loads((cell_dir / "timings.json").read_text(encoding="utf-8")).get("date")
     except (OSError, ValueError, AttributeError):
         pass
-    return Entry(corpus, retriever, cell_dir, doc, checksum, date)
+    return Entry(corpus, retriever, cell_dir, doc, checksum, date, cell=cell)
 
 
 def _flag_mixed(corpus: str, cells: dict[str, Entry], problems: list[str]) -> None:

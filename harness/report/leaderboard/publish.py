@@ -130,11 +130,11 @@ def write(args, board, corpora, tables) -> list[Path]:
     import shutil
     import tempfile
 
-    from harness.core.files import make_dirs, write_text_atomic
+    from harness.core.files import make_dirs, new_dirs, remove_empty, write_text_atomic
     from harness.report.leaderboard import render as R
 
     out = Path(args.out)
-    made = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
+    made = new_dirs(out.parent)
     make_dirs(out.parent)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     staged: list[Path] = []
@@ -170,6 +170,4 @@ def write(args, board, corpora, tables) -> list[Path]:
         return files
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-        for d in made:  # deepest first: the parents --out needed, if nothing went in
-            if d.exists() and not any(d.iterdir()):
-                d.rmdir()
+        remove_empty(made)  # the parents --out needed, if nothing went in

@@ -92,6 +92,8 @@ class Significance:
     def _cell(self, entry: Entry):
         from harness.cell.store import load_cell
 
+        if entry.cell is not None:  # loaded (and checked) when results/ was read
+            return entry.cell
         key = str(entry.path)
         if key not in self._cells:
             try:
