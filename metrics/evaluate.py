@@ -53,19 +53,20 @@ def per_query(benchmark: Benchmark, run: Run, metrics: Sequence[Metric]) -> dict
 
 
 def _check_codes(benchmark: Benchmark, rankings) -> None:
-    """Codes must be positions in this benchmark's corpus, or matches would be wrong: check
-    each ranking's first and last chunk (cheap; catches a retriever with another order)."""
-    ids = list(benchmark.corpus)
+    """Codes must be positions in this benchmark's corpus (-1 for an id it lacks), or matches
+    would be wrong: check each ranking's first and last chunk (cheap; catches a retriever with
+    another order)."""
+    vocab = benchmark.vocab
     for r in rankings:
-        if (
-            r.codes is not None
-            and len(r.ids)
-            and (ids[r.codes[0]] != r.ids[0] or ids[r.codes[-1]] != r.ids[-1])
-        ):
-            raise ValueError(
-                f"ranking codes do not follow the corpus order of '{benchmark.name}' "
-                f"(code {r.codes[0]} is '{ids[r.codes[0]]}', id is '{r.ids[0]}')"
-            )
+        if r.codes is None or not len(r.ids):
+            continue
+        for at in (0, -1):
+            if vocab.get(r.ids[at], -1) != r.codes[at]:
+                raise ValueError(
+                    f"ranking codes do not follow the corpus order of '{benchmark.name}' "
+                    f"(id '{r.ids[at]}' has code {r.codes[at]}, its corpus position is "
+                    f"{vocab.get(r.ids[at], -1)})"
+                )
 
 
 def summarize(

@@ -4,7 +4,9 @@ Names follow trec_eval's measures: ndcg_cut@K, recall@K, P@K, map_cut@K, map, re
 success@K, Rprec. Rankings and judgments are matched by integer codes
 (corpus positions where rankings carry them, never per-chunk string lookups) in one compiled
 pass (metrics._scan) that counts, at each K, what every metric needs; chunks past the end of
-a list and unjudged chunks have grade 0.
+a list and unjudged chunks have grade 0. Ids the corpus lacks match by id, as in trec_eval: a
+ranked id the corpus lacks (code -1) is unjudged unless the judgments name that very id, and a
+judged id the corpus lacks is relevant and counts in R, whether or not any list holds it.
 A query with no relevant chunk (grade >= level) is NaN for the binary metrics; one with no
 positive grade is NaN for nDCG.
 """
@@ -70,11 +72,16 @@ def prepare(
 
 def flat_codes(rankings: Sequence[Ranking | Sequence[str]], judged: Judged):
     """Every ranking's chunk codes end to end, and where each query's list starts (n + 1
-    offsets). Rankings without corpus codes are looked up among the judged ids (-1 if not)."""
+    offsets). Rankings without corpus codes, and ids the corpus lacks (code -1), are looked up
+    among the judged ids (-1 if not judged)."""
     parts = []
     for r in rankings:
         codes = getattr(r, "codes", None)
         if codes is not None and judged.corpus_coded:
+            absent = np.flatnonzero(codes < 0)
+            if len(absent):  # rare: a run naming chunks the corpus lacks
+                codes = codes.copy()
+                codes[absent] = [judged.code.get(r.ids[i], -1) for i in absent]
             parts.append(codes)
         else:
             ids = r.ids if isinstance(r, Ranking) else r

@@ -11,12 +11,33 @@ stratification explains.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 AGGREGATES = ("overall", "macro", "median", "worst")
+
+
+@dataclass(frozen=True)
+class StrataSpec:
+    """How strata are reported (not how they are built): the smallest stratum VRR keeps
+    apart and the worst cluster is taken among, the permutations of the chance level of VRR
+    and their seed, and the fewest entities a cluster needs to count in the coverage
+    figures."""
+
+    min_queries: int = 5
+    permutations: int = 1000
+    seed: int = 0
+    min_cluster_entities: int = 2
+
+    def as_config(self) -> dict[str, int]:
+        """The settings a stored cell must share to be shown as it is."""
+        return {
+            "min_queries": self.min_queries,
+            "permutations": self.permutations,
+            "min_cluster_entities": self.min_cluster_entities,
+        }
 
 
 def _defined(values: Sequence[float], labels: Sequence[Hashable]):
@@ -136,4 +157,200 @@ def win_rates(
     return {
         k: (float(wins[i] / counted[i]) if counted[i] else math.nan, int(counted[i]))
         for i, k in enumerate(AGGREGATES)
+    }
+
+
+# --- VRR against chance (docs/stratification.md#vrr-against-chance) ---------------------------
+
+SMALL = "small"  # the stratum that pools strata with fewer than min_queries queries
+_BATCH = 4_000_000  # permuted labels held at once (values x permutations), about 32 MB
+
+
+def pool_small(labels: Sequence[Hashable], min_queries: int) -> list[Hashable]:
+    """Labels with every stratum of fewer than `min_queries` queries renamed `small`: a
+    one-query stratum is always "explained" by its own mean, so small strata are pooled
+    before VRR is taken (they still get their own means everywhere else)."""
+    counts: dict[Hashable, int] = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1
+    return [SMALL if counts[lab] < min_queries else lab for lab in labels]
+
+
+def _between_share(v: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """VRR of each row of `codes` (permutations x queries) over the values `v`: the
+    between-strata sum of squares over the total one (= 1 - σ_within² / σ_overall²)."""
+    centred = v - v.mean()
+    total = float(centred @ centred)
+    rows = codes.shape[0]
+    flat = (codes + n_codes * np.arange(rows)[:, None]).ravel()
+    sums = np.bincount(flat, weights=np.tile(centred, rows), minlength=rows * n_codes)
+    counts = np.bincount(codes[0], minlength=n_codes).astype(np.float64)
+    sums = sums.reshape(rows, n_codes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        between = np.where(counts > 0, sums**2 / np.where(counts > 0, counts, 1), 0.0).sum(axis=1)
+    return between / total
+
+
+@dataclass(frozen=True)
+class ChanceTest:
+    """A VRR, or a VRR gain, set against the same statistic under random partitions."""
+
+    observed: float
+    null: float | None  # mean over the permutations (None: no permutations)
+    adjusted: float | None  # (observed - null) / (1 - null), or for a gain see vrr_gain
+    p_value: float | None  # (1 + #{permuted >= observed}) / (1 + permutations)
+    permutations: int
+
+
+def _permuted_codes(codes: np.ndarray, blocks: list[np.ndarray], rows: int, rng) -> np.ndarray:
+    """`rows` copies of `codes`, each shuffled independently inside every block of positions
+    (one block of all positions: a plain permutation)."""
+    out = np.empty((rows, len(codes)), dtype=np.int64)
+    for block in blocks:
+        out[:, block] = rng.permuted(np.tile(codes[block], (rows, 1)), axis=1)
+    return out
+
+
+def _null(
+    v: np.ndarray,
+    codes: np.ndarray,
+    n_codes: int,
+    blocks: list[np.ndarray],
+    permutations: int,
+    seed: int,
+    relabel=None,
+) -> np.ndarray:
+    """VRR of `permutations` shuffles of `codes` within `blocks` (after `relabel`, which maps
+    shuffled codes to the strata VRR is taken over), in batches that bound the memory."""
+    rng = np.random.default_rng(seed)
+    batch = max(1, _BATCH // max(1, len(v)))
+    parts = []
+    for start in range(0, permutations, batch):
+        shuffled = _permuted_codes(codes, blocks, min(batch, permutations - start), rng)
+        parts.append(_between_share(v, shuffled if relabel is None else relabel(shuffled), n_codes))
+    return np.concatenate(parts)
+
+
+def _p_value(null: np.ndarray, observed: float) -> float:
+    # the same arithmetic on a relabelled partition can differ in the last bits
+    at_least = int((null >= observed - 1e-12 * max(1.0, abs(observed))).sum())
+    return (1 + at_least) / (1 + len(null))
+
+
+def _encode(labels: Sequence[Hashable]) -> tuple[np.ndarray, int]:
+    names = sorted(set(labels), key=str)
+    pos = {lab: i for i, lab in enumerate(names)}
+    return np.fromiter((pos[lab] for lab in labels), np.int64, len(labels)), len(names)
+
+
+def vrr_test(
+    values: Sequence[float],
+    labels: Sequence[Hashable],
+    *,
+    permutations: int = 1000,
+    seed: int = 0,
+) -> ChanceTest | None:
+    """VRR of `labels` with its chance level: the mean VRR over `permutations` random
+    reassignments of the queries to strata of the same sizes, the chance-corrected VRR and
+    the permutation p-value. NaN values are left out first. None when VRR is undefined (no
+    variance); with no permutations, only `observed`."""
+    v, labs = _defined(values, labels)
+    if len(v) < 2 or not float(v.std()) > 0:
+        return None
+    codes, n_codes = _encode(labs)
+    observed = float(_between_share(v, codes[None, :], n_codes)[0])
+    if permutations < 1:
+        return ChanceTest(observed, None, None, None, 0)
+    null = _null(v, codes, n_codes, [np.arange(len(v))], permutations, seed)
+    mean = float(null.mean())
+    adjusted = (observed - mean) / (1.0 - mean) if mean < 1 else math.nan
+    return ChanceTest(observed, mean, adjusted, _p_value(null, observed), permutations)
+
+
+def vrr_gain(
+    values: Sequence[float],
+    base: Sequence[Hashable],
+    extra: Sequence[Hashable],
+    *,
+    min_queries: int,
+    permutations: int = 1000,
+    seed: int = 0,
+) -> tuple[float, float, ChanceTest] | None:
+    """How much variance `extra` explains beyond `base` (a stratification nested in it):
+    VRR of the base x extra cells minus VRR of base alone, cells of fewer than `min_queries`
+    queries pooled within their base stratum. The null shuffles `extra` within each base
+    stratum, which keeps every cell's size, so it asks whether extra adds anything once base
+    is known. Returns (VRR of base, VRR of the cells, the test of the gain; its `adjusted` is
+    (gain - null gain) / (1 - VRR of base - null gain): the chance-corrected share of the
+    variance base leaves)."""
+    v, pairs = _defined(values, list(zip(base, extra)))
+    if len(v) < 2 or not float(v.std()) > 0:
+        return None
+    b_codes, n_b = _encode([p[0] for p in pairs])
+    e_codes, n_e = _encode([p[1] for p in pairs])
+    size = np.bincount(b_codes * n_e + e_codes, minlength=n_b * n_e)
+    # a cell of fewer than min_queries queries joins its base stratum's `small` cell (extra
+    # code n_e within that base), so the cells stay nested in the base strata
+    every = np.arange(n_b * n_e)
+    pooled = every // n_e * (n_e + 1) + np.where(size >= min_queries, every % n_e, n_e)
+    n_cells = n_b * (n_e + 1)
+
+    def cells(e: np.ndarray) -> np.ndarray:
+        return pooled[b_codes * n_e + e]
+
+    vrr_base = float(_between_share(v, b_codes[None, :], n_b)[0])
+    vrr_cells = float(_between_share(v, cells(e_codes)[None, :], n_cells)[0])
+    gain = vrr_cells - vrr_base
+    if permutations < 1:
+        return vrr_base, vrr_cells, ChanceTest(gain, None, None, None, 0)
+    blocks = [np.flatnonzero(b_codes == b) for b in range(n_b)]
+    null = _null(v, e_codes, n_cells, blocks, permutations, seed, cells) - vrr_base
+    mean = float(null.mean())
+    rest = 1.0 - vrr_base - mean
+    adjusted = (gain - mean) / rest if rest > 0 else math.nan
+    return vrr_base, vrr_cells, ChanceTest(gain, mean, adjusted, _p_value(null, gain), permutations)
+
+
+# --- population-weighted estimate (docs/stratification.md#population-weighted-estimate) -------
+
+
+def population_estimate(
+    values: Sequence[float],
+    clusters: Sequence[Hashable | None],
+    mass: Mapping[Hashable, float],
+) -> dict[str, float | int | list[float] | None]:
+    """The mixture estimate mu = Σ_k w_k mu_k of a metric in [0, 1], with w_k = `mass` of
+    cluster k (shares summing to 1) and mu_k the mean of the queries whose cluster is k.
+
+    Clusters with mass but no query leave their mu_k unknown: `uncovered` is their mass,
+    `bounds` the estimate with them all at 0 and all at 1, `weighted` the estimate with
+    them at the covered clusters' weighted mean (the covered weights renormalised). `plain`
+    is the query mean (queries with a cluster); `bias` = plain - weighted estimates the
+    naive mean's bias Σ_k (ŵ_k - w_k) mu_k, `bias_bounds` its range over the bounds.
+    Queries without a cluster (None) or with a NaN value are left out."""
+    v = np.asarray(values, dtype=np.float64)
+    sums: dict[Hashable, float] = {}
+    counts: dict[Hashable, int] = {}
+    for x, c in zip(v, clusters):
+        if c is not None and not math.isnan(x):
+            sums[c] = sums.get(c, 0.0) + float(x)
+            counts[c] = counts.get(c, 0) + 1
+    n = sum(counts.values())
+    covered = sorted((c for c in counts if mass.get(c, 0.0) > 0), key=str)
+    known = math.fsum(mass[c] * sums[c] / counts[c] for c in covered)
+    covered_mass = math.fsum(mass[c] for c in covered)
+    uncovered = max(0.0, 1.0 - covered_mass)
+    plain = math.fsum(sums.values()) / n if n else math.nan
+    weighted = known / covered_mass if covered_mass > 0 else math.nan
+    low, high = known, known + uncovered
+    return {
+        "n_queries": n,
+        "n_clusters_covered": len(covered),
+        "queries_in_massless_clusters": sum(counts[c] for c in counts if c not in covered),
+        "plain": plain,
+        "weighted": weighted,
+        "uncovered": uncovered,
+        "bounds": [low, high] if covered_mass > 0 else None,
+        "bias": plain - weighted,
+        "bias_bounds": [plain - high, plain - low] if covered_mass > 0 else None,
     }

@@ -3,7 +3,8 @@
 Layout: <root>/<key[:2]>/<key>/ holds `meta.json` (what the key was made of) and, per shard
 of `shard_size` texts, `NNNNNN.npy` (float32, no pickle) with a `NNNNNN.json` sidecar (row
 range, shape, sha256 of the .npy bytes). The key hashes the encoder's identity (model,
-revision, prompt, max length, dtype, normalisation) and the texts. Every file is written to
+revision, prompt, max length, dtype, normalisation, model kwargs, encode API and task: every
+setting that changes a vector) and the texts. Every file is written to
 a temporary name and renamed, the sidecar last, so a shard counts only once complete. A
 shard whose bytes or shape disagree with its sidecar is reported and encoded again.
 """

@@ -1,5 +1,6 @@
-"""Sentence-transformers encoders: model resolution, device and dtype choice, prompts, and
-batch halving on GPU out-of-memory. torch and sentence-transformers are imported only when a
+"""Sentence-transformers encoders: model resolution, device and dtype choice, prompts, the
+encode API (`encode`, or `encode_query` / `encode_document`) and a task, and batch halving on
+GPU out-of-memory. torch and sentence-transformers are imported only when a
 model is actually loaded, so a run whose embeddings are all cached never imports them."""
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from retrievers.model_source import (
 log = logging.getLogger("harness.retrievers")
 
 DTYPES = ("auto", "fp32", "fp16", "bf16")
+# encode: model.encode with each side's prompt; query_document: model.encode_query and
+# model.encode_document (sentence-transformers >= 5), which pick the model's own query and
+# document prompts when none is given and pass task="query" / "document" to the model
+ENCODE_APIS = ("encode", "query_document")
 
 _INSTALL = "pip install torch==2.13.0 sentence-transformers  (or: pip install -e '.[dense]')"
 
@@ -148,6 +153,8 @@ class SentenceTransformerEncoder:
         batch_size: int = 32,
         trust_remote_code: bool = False,
         model_kwargs: dict[str, Any] | None = None,
+        encode_api: str = "encode",
+        task: str | None = None,
         device: Any = "auto",
     ):
         if not isinstance(trust_remote_code, bool):
@@ -172,6 +179,14 @@ class SentenceTransformerEncoder:
             )
         if dtype not in DTYPES:
             raise ConfigError(f"unknown retriever.dtype '{dtype}'; valid: {', '.join(DTYPES)}")
+        _check_api(encode_api, task)
+        for key in ("dtype", "torch_dtype"):
+            if key in (model_kwargs or {}):
+                raise ConfigError(
+                    f"retriever.model_kwargs.{key} sets the weights' dtype, which "
+                    f"retriever.dtype owns (it is part of the embedding cache key); remove it and "
+                    f"set retriever.dtype to one of {', '.join(DTYPES)}"
+                )
         if revision is not None and not isinstance(revision, str):
             raise ConfigError(
                 f"retriever.revision must be a branch, tag or commit, got {revision!r}; quote "
@@ -192,6 +207,8 @@ class SentenceTransformerEncoder:
         self.batch_size = batch_size
         self.trust_remote_code = trust_remote_code
         self.model_kwargs = dict(model_kwargs or {})
+        self.encode_api = encode_api
+        self.task = task
         self.devices = resolve_devices(device)
         self.dtype = resolve_dtype(dtype, self.devices)
         self._model = None
@@ -204,7 +221,7 @@ class SentenceTransformerEncoder:
             revision = f"package {self.package}=={_package_version(self.package)}"
         elif self.path != self.model_id:
             revision = f"local {self.path}"
-        return {
+        out = {
             "encoder": self.kind,
             "model": self.model_id,
             "revision": revision,
@@ -215,6 +232,13 @@ class SentenceTransformerEncoder:
             "normalize": self.normalize,
             "model_kwargs": self.model_kwargs,
         }
+        # named only when not the default, so that caches made before these settings existed
+        # (plain encode, no task: the same vectors) keep their keys
+        if self.encode_api != "encode":
+            out["encode_api"] = self.encode_api
+        if self.task is not None:
+            out["task"] = self.task
+        return out
 
     def _load(self):
         if self._model is not None:
@@ -223,6 +247,8 @@ class SentenceTransformerEncoder:
             raise HarnessError(
                 f"dense retrievers need torch and sentence-transformers; run: {_INSTALL}"
             )
+        if self.encode_api == "query_document":
+            _require_query_document_api()  # before minutes of loading weights
         with quiet_third_party():
             model = self._open()
         if self.max_seq_length:
@@ -234,8 +260,31 @@ class SentenceTransformerEncoder:
                     f"model {self.model_id} has no prompt named '{name}' (for {role}s); "
                     f"its prompts: {have}; fix retriever.{role}_prompt_name"
                 )
+        takes = getattr(model, "get_model_kwargs", None)  # sentence-transformers >= 5
+        if self.task is not None and takes is not None and "task" not in takes():
+            have = ", ".join(sorted(takes())) or "none"
+            raise ConfigError(
+                f"model {self.model_id} takes no task (retriever.task={self.task}); the "
+                f"keywords its encode takes: {have}; set retriever.task=null"
+            )
+        self._check_dtype(model)
         self._model = model
         return model
+
+    def _check_dtype(self, model) -> None:
+        """The weights are in the dtype asked for: it is part of the cache key, and a
+        transformers that ignored the keyword would cache fp32 vectors as fp16 ones."""
+        import torch
+
+        want = getattr(torch, _TORCH_DTYPES[self.dtype])
+        have = {p.dtype for p in model.parameters() if p.is_floating_point()}
+        if have and want not in have:
+            shown = ", ".join(sorted(str(d).replace("torch.", "") for d in have))
+            raise HarnessError(
+                f"model {self.model_id} loaded in {shown}, not {self.dtype} as retriever.dtype "
+                f"asks (torch {torch.__version__}, transformers {_package_version('transformers')}"
+                f"); upgrade: pip install -U transformers sentence-transformers"
+            )
 
     def _open(self):
         """The SentenceTransformer: from the folder, or by hub id through the cache, reaching
@@ -266,9 +315,7 @@ class SentenceTransformerEncoder:
 
         hf_logging.disable_progress_bar()  # "Loading weights" bars: noise in logs and tables
         kwargs = dict(self.model_kwargs)
-        kwargs["dtype"] = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[
-            self.dtype
-        ]
+        kwargs[_dtype_keyword()] = getattr(torch, _TORCH_DTYPES[self.dtype])
         hub = self.path == self.model_id
         return SentenceTransformer(
             self.path,
@@ -290,9 +337,13 @@ class SentenceTransformerEncoder:
         """float32 embeddings, one row per text; halves the batch and retries on GPU OOM."""
         model = self._load()
         prompt, prompt_name = self.prompts[role]
+        encode = model.encode
+        if self.encode_api == "query_document":
+            encode = model.encode_query if role == "query" else model.encode_document
+        extra = {} if self.task is None else {"task": self.task}
         while True:
             try:
-                out = model.encode(
+                out = encode(
                     list(texts),
                     prompt=prompt,
                     prompt_name=prompt_name,
@@ -301,6 +352,7 @@ class SentenceTransformerEncoder:
                     normalize_embeddings=self.normalize,
                     convert_to_numpy=True,
                     device=self.devices if len(self.devices) > 1 else None,
+                    **extra,
                 )
                 return np.ascontiguousarray(out, dtype=np.float32)
             except Exception as exc:
@@ -315,6 +367,47 @@ class SentenceTransformerEncoder:
                     f"retrying with {smaller}"
                 )
                 self.batch_size = smaller
+
+
+_TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+
+def _check_api(encode_api: Any, task: Any) -> None:
+    if encode_api not in ENCODE_APIS:
+        raise ConfigError(
+            f"unknown retriever.encode_api '{encode_api}'; valid: encode (model.encode with each "
+            f"side's prompt), query_document (model.encode_query / model.encode_document)"
+        )
+    if task is not None and (not isinstance(task, str) or not task):
+        raise ConfigError(f"retriever.task must be a task name or null, got {task!r}")
+    if task is not None and encode_api == "query_document":
+        raise ConfigError(
+            f"retriever.task={task} and retriever.encode_api=query_document both set the task "
+            f"(encode_query / encode_document pass task=query / document); drop one of them"
+        )
+
+
+def _require_query_document_api() -> None:
+    from sentence_transformers import SentenceTransformer
+
+    if not hasattr(SentenceTransformer, "encode_query"):
+        raise HarnessError(
+            f"retriever.encode_api=query_document needs sentence-transformers >= 5 "
+            f"(encode_query / encode_document), found "
+            f"{_package_version('sentence-transformers')}; run: pip install -U "
+            f"'sentence-transformers>=5', or set retriever.encode_api=encode"
+        )
+
+
+def _dtype_keyword() -> str:
+    """transformers renamed from_pretrained's `torch_dtype` to `dtype` in 4.56; an older one
+    would pass an unknown `dtype` on to the model config and load fp32 weights."""
+    parts = _package_version("transformers").split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1])
+    except (ValueError, IndexError):
+        return "dtype"
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
 
 
 def _is_oom(exc: BaseException) -> bool:

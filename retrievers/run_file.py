@@ -1,8 +1,10 @@
 """Bring your own run: score a ranking some other system wrote, as a TREC run or as JSON.
 
 TREC: one line per retrieved chunk, `qid Q0 docid rank score tag` (trec_eval reads the score,
-not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Ids the benchmark does not know
-are reported (count and examples) and left out of scoring; queries the run lacks score 0.
+not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Query ids the benchmark does not
+know are reported and left out; chunk ids the corpus lacks are reported and stay in the ranked
+list (code -1), where `run.unknown_ids` decides how they are scored
+(harness.core.runio.apply_unknown_ids); queries the run lacks score 0.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ def _examples(items: Iterable[str]) -> list[str]:
 
 
 class RunFile:
-    """A retriever that replays a stored run; `notes` reports what did not match the benchmark."""
+    """A retriever that replays a stored run; `notes` reports what did not match the benchmark
+    (over the whole file: chunk ids past retrieval.depth are counted too)."""
 
     def __init__(self, path: str | None = None, format: str = "auto", name: str | None = None):
         if not path:
@@ -60,17 +63,18 @@ class RunFile:
             )
         kept: dict[str, dict[str, float]] = {}
         unknown_docs: dict[str, None] = {}
-        dropped = total = truncated = 0
+        unknown = total = truncated = 0
         for qid, docs in scores.items():
             if qid not in wanted:
                 continue
             total += len(docs)
-            kept[qid] = {d: s for d, s in docs.items() if d in self._corpus}
-            if len(kept[qid]) < len(docs):
-                dropped += len(docs) - len(kept[qid])
-                unknown_docs.update((d, None) for d in docs if d not in self._corpus)
-            truncated += len(kept[qid]) > depth
-        if total and dropped == total:
+            kept[qid] = docs
+            absent = [d for d in docs if d not in self._corpus]
+            if absent:
+                unknown += len(absent)
+                unknown_docs.update(dict.fromkeys(absent))
+            truncated += len(docs) > depth
+        if total and unknown == total:
             raise BenchmarkError(
                 f"{self.path}: none of its chunk ids is in the corpus (e.g. "
                 f"{', '.join(map(repr, _examples(unknown_docs)))}); is it a run for another "
@@ -81,7 +85,7 @@ class RunFile:
             "queries_in_run": len(scores),
             "unknown_query_ids": {"count": len(unknown_q), "examples": _examples(unknown_q)},
             "unknown_chunk_ids": {
-                "entries": dropped,
+                "entries": unknown,
                 "distinct": len(unknown_docs),
                 "examples": _examples(unknown_docs),
             },
@@ -90,7 +94,8 @@ class RunFile:
         return Run.from_scores(self.name, kept, depth, self._corpus)
 
     def messages(self) -> list[str]:
-        """Human-readable notes for the terminal about ids left out and lists cut."""
+        """Human-readable notes for the terminal about query ids left out and lists cut (the
+        note on chunk ids the corpus lacks comes from where the run is scored)."""
         n = self.notes
         out = []
         if n["unknown_query_ids"]["count"]:
@@ -98,12 +103,6 @@ class RunFile:
             out.append(
                 f"{u['count']} query id(s) in the run are not in the benchmark and were left "
                 f"out (e.g. {', '.join(map(repr, u['examples']))})"
-            )
-        if n["unknown_chunk_ids"]["entries"]:
-            u = n["unknown_chunk_ids"]
-            out.append(
-                f"{u['entries']} result line(s) name {u['distinct']} chunk id(s) not in the "
-                f"corpus and were left out of scoring (e.g. {', '.join(map(repr, u['examples']))})"
             )
         if n["queries_cut_at_depth"]:
             out.append(

@@ -149,23 +149,38 @@ def evaluate(
     bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    min_queries: int = 5,
+    permutations: int = 1000,
+    unknown_ids: str = "keep",
 ) -> Evaluation:
     """Score a run, a retriever, an encoder or a retriever config name on a benchmark.
 
     `metrics`: metric names (`["ndcg", "recall@100"]`) or a metrics config (`"rare"`,
     `"standard"`, `"all"`); default RARE's four at `k` (default [5, 10]). `strata`: extra
     stratifications, `{name: labels in query order or {query_id: label}}`, or the path of a
-    semantic strata file (python -m harness.stratify); hop strata are always there."""
+    semantic strata file (python -m harness.stratify); hop strata are always there.
+    `min_queries`: strata smaller than this are pooled for VRR (and the worst cluster is
+    taken among clusters this large); `permutations`: random partitions behind VRR's chance
+    level and p-value (0 = none; seed `seed`). `unknown_ids`: ranked chunk ids the corpus
+    lacks stay at their rank as non-relevant (`"keep"`, as trec_eval) or are removed, later
+    ranks moving up (`"drop"`); either way they are counted in `notes`."""
     from harness.api.loading import load_benchmark
     from harness.cell.execute import corpus_diagnostics, messages, run_coverage, score
-    from harness.cell.plan import bootstrap_spec
+    from harness.cell.plan import bootstrap_spec, strata_spec
+    from harness.core.runio import apply_unknown_ids, check_unknown_ids
     from metrics.registry import metrics_for
 
+    check_unknown_ids(unknown_ids, "unknown_ids")
     bench = load_benchmark(benchmark)
     names, ks = _metric_names(metrics, k)
     chosen = metrics_for(names, ks, depth, relevance_level)
     spec = bootstrap_spec({"bootstrap": bootstrap, "confidence": confidence, "seed": seed})
+    reporting = strata_spec(
+        {"min_queries": min_queries, "permutations": permutations}, {"seed": seed}
+    )
     run, retriever = _run_of(run_or_retriever, bench, depth, name)
+    ids = [q.query_id for q in bench.queries]
+    run, unknown = apply_unknown_ids(run, bench.vocab, ids, unknown_ids)
     doc, doc_path, custom = _strata(strata, bench)
     scored = score(
         bench,
@@ -174,15 +189,18 @@ def evaluate(
         bootstrap=spec,
         strata_doc=doc,
         strata_path=doc_path,
+        spec=reporting,
         extra_strata=custom,
     )
-    coverage = run_coverage(bench, run, retriever)
+    coverage = run_coverage(bench, run, retriever, unknown)
     config = {
         "retriever": {"name": run.name, "type": "python", "object": _describe(run_or_retriever)},
         "corpus": {"name": bench.name, "source": bench.source},
         "metrics": {"names": list(names), "k": list(ks), "relevance_level": relevance_level},
         "retrieval": {"depth": depth},
+        "run": {"unknown_ids": unknown_ids},
         "stats": {"bootstrap": bootstrap, "confidence": confidence, "seed": seed},
+        "strata": reporting.as_config(),
     }
     extra = {
         "coverage": coverage,

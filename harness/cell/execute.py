@@ -18,6 +18,7 @@ from harness.cell.plan import CellPlan, check_name
 from harness.core import provenance
 from harness.core.errors import HarnessError
 from harness.core.files import check_writable, to_json
+from harness.core.runio import apply_unknown_ids, unknown_ids_note
 from harness.core.types import Benchmark, Run
 from harness.data.benchmarks import load_benchmark
 from harness.strata import apply as semantic_report
@@ -25,6 +26,7 @@ from harness.strata import file as strata_file
 from harness.strata.hop import stratify
 from metrics.evaluate import BootstrapSpec, aggregate, per_query
 from metrics.registry import Metric
+from metrics.strata_stats import StrataSpec
 from retrievers import as_run, build_retriever
 
 log = logging.getLogger("harness.cell")
@@ -68,21 +70,29 @@ def score(
     bootstrap: BootstrapSpec | None = None,
     strata_doc: Mapping[str, Any] | None = None,
     strata_path: Path | None = None,
-    min_queries: int = 5,
+    spec: StrataSpec | None = None,
     extra_strata: Mapping[str, list[str]] | None = None,
 ) -> Scored:
     """Score `run` on `bench`: the numbers a cell reports (the CLI and the Python API alike).
-    `extra_strata` adds stratifications of the caller's (one label per query, in order)."""
+    `extra_strata` adds stratifications of the caller's (one label per query, in order);
+    `spec` says how strata are reported (pooling, permutations; default StrataSpec())."""
+    spec = spec or StrataSpec()
     values = per_query(bench, run, metrics)
     strata = stratify(bench)
     if strata_doc is not None:
         strata.update(semantic_report.labels(bench, strata_doc))
     strata.update(extra_strata or {})
     aggregated = aggregate(values, strata, bootstrap)
-    variance = semantic_report.variance(values, strata)
+    variance = semantic_report.variance(
+        values,
+        strata,
+        min_queries=spec.min_queries,
+        permutations=spec.permutations,
+        seed=spec.seed,
+    )
     semantic = None
     if strata_doc is not None:
-        semantic = semantic_report.section(values, strata, strata_doc, strata_path, min_queries)
+        semantic = semantic_report.section(values, strata, strata_doc, strata_path, spec)
     return Scored(values, strata, aggregated, variance, semantic)
 
 
@@ -172,12 +182,14 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     run = as_run(retriever.search(bench.queries, depth=plan.depth), name, plan.depth)
     if run.name != name:  # the cell's name tags its run (a variant's settings included)
         run = Run(name, {q: run[q] for q in run.query_ids()}, run.depth)
+    ids = [q.query_id for q in bench.queries]
+    run, unknown = apply_unknown_ids(run, bench.vocab, ids, plan.unknown_ids)
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
     scored = _score_plan(plan, bench, run, metrics, doc, strata_path)
     timings["evaluate_s"] = time.perf_counter() - t
-    coverage = run_coverage(bench, run, retriever)
+    coverage = run_coverage(bench, run, retriever, unknown)
 
     if plan.write:
         timings["total_s"] = time.perf_counter() - started
@@ -217,7 +229,7 @@ def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path) -> Scored
         bootstrap=plan.bootstrap,
         strata_doc=doc,
         strata_path=strata_path,
-        min_queries=plan.config["strata"]["min_queries"] if doc is not None else 5,
+        spec=plan.strata,
     )
 
 
@@ -316,11 +328,17 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         return ""
     if "diagnostics" not in stored:  # cells from before corpus diagnostics: recompute
         return ""
+    theirs = (stored["config"].get("run") or {}).get("unknown_ids")
+    if theirs != plan.unknown_ids:
+        # Not a rescore: under drop, run.trec no longer holds the ids keep would score.
+        was = f"with run.unknown_ids={theirs}" if theirs else "before run.unknown_ids existed"
+        return f"{cell_dir} was computed {was}; recomputed with run.unknown_ids={plan.unknown_ids}"
     semantic = stored.get("semantic")
     same = (
         set(plan.metric_names) <= set(stored["metrics"])
         and stored["config"].get("stats") == json.loads(to_json(plan.config.get("stats")))
         and stored.get("display_name") == label["display_name"]
+        and _stored_spec(stored) == plan.strata.as_config()
     )
     if doc is None:
         same = same and semantic is None
@@ -329,6 +347,13 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         same = same and semantic["strata_file"] == semantic_report.strata_name(strata_path)
         same = same and semantic["params"] == json.loads(to_json(doc["params"]))
     return "same" if same else "rescore"
+
+
+def _stored_spec(stored) -> dict[str, Any]:
+    """The strata reporting settings a stored cell was made with (None where it predates
+    them: such a cell is rescored)."""
+    strata = stored["config"].get("strata") or {}
+    return {k: strata.get(k) for k in StrataSpec().as_config()}
 
 
 def _from_disk(stored, bench, cell_dir: Path, hint, shown: Sequence[str]) -> CellResult:
@@ -360,9 +385,8 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
     started = time.perf_counter()
     union = _union(stored, plan)
     added = [m.name for m in union if m.name not in stored["metrics"]]
-    scores = read_run(cell_dir / "run.trec")
-    known = all(c in bench.vocab for docs in scores.values() for c in docs)
-    run = Run.from_scores(stored["retriever"], scores, plan.depth, bench.vocab if known else None)
+    scores = read_run(cell_dir / "run.trec")  # as scored: run.unknown_ids was applied to it
+    run = Run.from_scores(stored["retriever"], scores, plan.depth, bench.vocab)
     scored = _score_plan(plan, bench, run, union, doc, strata_path)
     names = [m.name for m in union]
     config = _with_metrics(plan.config, union)
@@ -423,11 +447,14 @@ def corpus_diagnostics(bench, retriever) -> dict[str, Any]:
     return {"gold_redundancy": gold_redundancy(bench), "similarity": sim}
 
 
-def run_coverage(bench, run, retriever) -> dict[str, Any]:
-    """Which benchmark queries the run has no ranking for (they score 0), plus what the
-    retriever itself reports (a run file's unknown ids, for example)."""
+def run_coverage(bench, run, retriever, unknown_ids=None) -> dict[str, Any]:
+    """Which benchmark queries the run has no ranking for (they score 0), the ranked chunk
+    ids the corpus lacks (`unknown_ids`: what apply_unknown_ids found, kept or dropped), plus
+    what the retriever itself reports (a run file's unknown ids over the whole file)."""
     missing = [q.query_id for q in bench.queries if q.query_id not in run]
     out: dict[str, Any] = {"queries_without_results": len(missing), "examples": missing[:5]}
+    if unknown_ids is not None:
+        out["unknown_ids"] = dict(unknown_ids)
     notes = getattr(retriever, "notes", None)
     if notes:
         out["retriever_notes"] = notes
@@ -442,6 +469,9 @@ def messages(retriever, coverage: Mapping[str, Any]) -> list[str]:
             f"{n} benchmark quer{'y has' if n == 1 else 'ies have'} no results in the run and "
             f"score 0 (e.g. {', '.join(map(repr, coverage['examples']))})"
         )
+    unknown = unknown_ids_note(coverage.get("unknown_ids"))
+    if unknown:
+        out.append(unknown)
     extra = getattr(retriever, "messages", None)
     return out + (extra() if extra else [])
 

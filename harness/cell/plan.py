@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError
+from harness.core.runio import check_unknown_ids
 from metrics.evaluate import BootstrapSpec
 from metrics.registry import Metric, metrics_for
+from metrics.strata_stats import StrataSpec
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -44,6 +46,8 @@ class CellPlan:
     force: bool
     runtime: Runtime
     semantic: bool  # the config names strata settings and an extractor
+    strata: StrataSpec  # how strata are reported
+    unknown_ids: str = "keep"  # run.unknown_ids: how run ids the corpus lacks are scored
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> CellPlan:
@@ -59,6 +63,11 @@ class CellPlan:
         if isinstance(level, bool) or not isinstance(level, int) or level < 1:
             raise ConfigError(f"metrics.relevance_level must be an integer >= 1, got {level!r}")
         metrics = metrics_for(config["metrics"]["names"], config["metrics"]["k"], depth, level)
+        run = config.get("run") or {}
+        if not isinstance(run, Mapping):
+            raise ConfigError(f"run must be a section (run.unknown_ids=keep|drop), got {run!r}")
+        unknown_ids = check_unknown_ids(run.get("unknown_ids", "keep"))
+        config["run"] = {**run, "unknown_ids": unknown_ids}  # recorded, so reruns can compare
         runtime = Runtime(
             **{
                 k: config.get(k, d)
@@ -78,11 +87,31 @@ class CellPlan:
             force=force,
             runtime=runtime,
             semantic=bool(config.get("strata") and config.get("extractor")),
+            strata=strata_spec(config.get("strata") or {}, config.get("stats") or {}),
+            unknown_ids=unknown_ids,
         )
 
     @property
     def metric_names(self) -> list[str]:
         return [m.name for m in self.metrics]
+
+
+def strata_spec(strata: Mapping[str, Any], stats: Mapping[str, Any]) -> StrataSpec:
+    """The reporting settings of `strata.*` (defaults where absent), checked."""
+    spec = StrataSpec()
+    values = {k: strata.get(k, getattr(spec, k)) for k in spec.as_config()}
+    for key, value in values.items():
+        low = 0 if key == "permutations" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            what = "an integer >= 0 (0 = no chance level)" if low == 0 else "a positive integer"
+            raise ConfigError(f"strata.{key} must be {what}, got {value!r}")
+    if values["permutations"] > 1_000_000:
+        raise ConfigError(
+            f"strata.permutations is {values['permutations']}; at most 1000000 (1000 gives "
+            f"p-values to about 0.001)"
+        )
+    seed = stats.get("seed", 0)
+    return StrataSpec(seed=seed if isinstance(seed, int) else 0, **values)
 
 
 def bootstrap_spec(stats: Mapping[str, Any]) -> BootstrapSpec | None:

@@ -45,6 +45,7 @@ Examples:
 
 def stratify(cfg: dict[str, Any], *, report: bool = False) -> None:
     """Build or load the strata for cfg's corpus; print a summary, and the report if asked."""
+    from harness.cell.plan import strata_spec
     from harness.data.benchmarks import load_benchmark
     from harness.strata import file as strata_file
     from harness.strata import report as strata_report
@@ -55,12 +56,14 @@ def stratify(cfg: dict[str, Any], *, report: bool = False) -> None:
     print(f"stratifying {bench.name} ({len(bench.corpus)} chunks, {len(bench.queries)} queries)")
     force = bool(cfg.get("force", False))
     doc, path, status = strata_file.ensure(bench, cfg, runtime, force=force)
-    print(strata_report.summary(doc))
+    min_entities = strata_spec(cfg.get("strata") or {}, cfg.get("stats") or {})
+    min_entities = min_entities.min_cluster_entities
+    print(strata_report.summary(doc, min_entities))
     print(f"strata file ({status}, {time.perf_counter() - started:.1f} s): {path}")
     if report:
-        md, js = strata_report.write(doc, path)
+        md, js = strata_report.write(doc, path, min_entities)
         print()
-        print(strata_report.markdown(doc, max_rows=25))
+        print(strata_report.markdown(doc, max_rows=25, min_entities=min_entities))
         print(f"report: {md} and {js}")
 
 

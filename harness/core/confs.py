@@ -65,6 +65,11 @@ class RetrievalConf:
 
 
 @dataclass
+class RunConf:
+    unknown_ids: str = "keep"  # run ids the corpus lacks: keep (in place, non-relevant) | drop
+
+
+@dataclass
 class ResultsConf:
     dir: str = "results"
     write: bool = True
@@ -81,6 +86,8 @@ class StrataConf:
     seed: int = 0
     min_queries: int = 5  # the worst cluster is taken among clusters with this many queries
     scc_min: int = 5  # SCC counts chunks of clusters touched by more than this many queries
+    permutations: int = 1000  # random partitions behind VRR's chance level; 0 = none
+    min_cluster_entities: int = 2  # smaller clusters leave MSC, SCC, ZQC and cluster counts
 
 
 @dataclass
@@ -93,6 +100,7 @@ class HarnessConf:
     strata: StrataConf = field(default_factory=StrataConf)
     metrics: MetricsConf = field(default_factory=MetricsConf)
     retrieval: RetrievalConf = field(default_factory=RetrievalConf)
+    run: RunConf = field(default_factory=RunConf)
     results: ResultsConf = field(default_factory=ResultsConf)
     stats: StatsConf = field(default_factory=StatsConf)
     device: Any = "auto"  # auto | cpu | cuda | cuda:N | [cuda:0, cuda:1] (dense encoders)

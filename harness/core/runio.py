@@ -1,15 +1,94 @@
 """Run files: read a TREC run (`qid Q0 docid rank score tag`) or a JSON run
-(`{"qid": {"docid": score}}`) into per-query scores, validated line by line."""
+(`{"qid": {"docid": score}}`) into per-query scores, validated line by line; and what a run's
+chunk ids that the corpus lacks become when it is scored (`run.unknown_ids`)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from itertools import repeat
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from harness.core.errors import BenchmarkError, ConfigError
 
 FORMATS = ("auto", "trec", "json")
+# keep: in place, non-relevant (trec_eval's reading); drop: removed, later ranks move up.
+UNKNOWN_IDS = ("keep", "drop")
+_EXAMPLES = 5
+
+
+def check_unknown_ids(value: Any, key: str = "run.unknown_ids") -> str:
+    """The unknown-id setting, checked; a bad value is one ConfigError naming `key`."""
+    if not isinstance(value, str) or value not in UNKNOWN_IDS:
+        raise ConfigError(
+            f"{key} is {value!r}; valid: keep (chunk ids the corpus lacks stay at their rank "
+            f"as non-relevant, as trec_eval scores them) or drop (removed, later ranks move up)"
+        )
+    return value
+
+
+def apply_unknown_ids(
+    run: Any, vocab: Mapping[str, int], query_ids: Sequence[str], mode: str
+) -> tuple[Any, dict[str, Any]]:
+    """`run` with the rankings of `query_ids` following `mode` for chunk ids `vocab` (the
+    corpus) lacks: `keep` leaves them at their rank with code -1 (never relevant unless the
+    judgments name that very id, as in trec_eval), `drop` removes them and closes the gaps
+    (the list is not refilled past its depth). Also returns what it found: mode, entries,
+    queries holding any, up to five example ids."""
+    check_unknown_ids(mode)
+    rankings = {q: run[q] for q in run.query_ids()}
+    entries = queries = 0
+    examples: dict[str, None] = {}
+    for qid in query_ids:
+        r = rankings.get(qid)
+        if r is None:
+            continue
+        codes = r.codes
+        if codes is None or len(codes) != len(r.ids):
+            codes = np.fromiter(map(vocab.get, r.ids, repeat(-1)), np.int64, len(r.ids))
+        unknown = np.flatnonzero(codes < 0)
+        if len(unknown):
+            entries += len(unknown)
+            queries += 1
+            for i in unknown:
+                if len(examples) == _EXAMPLES:
+                    break
+                examples[r.ids[i]] = None
+        if mode == "drop" and len(unknown):
+            known = np.flatnonzero(codes >= 0)
+            r = replace(
+                r,
+                ids=tuple(r.ids[i] for i in known),
+                scores=tuple(r.scores[i] for i in known),
+                codes=codes[known],
+            )
+        elif codes is not r.codes:
+            r = replace(r, codes=codes)
+        rankings[qid] = r
+    found = {"mode": mode, "entries": entries, "queries": queries, "examples": list(examples)}
+    return type(run)(run.name, rankings, run.depth), found
+
+
+def unknown_ids_note(found: Mapping[str, Any] | None) -> str | None:
+    """The note line about chunk ids the corpus lacks (None when the run has none)."""
+    if not found or not found.get("entries"):
+        return None
+    n, m = found["entries"], found["queries"]
+    what = (
+        "kept at their rank as non-relevant (unknown_ids=keep, as trec_eval scores them)"
+        if found["mode"] == "keep"
+        else "dropped, later ranks moved up (unknown_ids=drop)"
+    )
+    return (
+        f"{n} ranked chunk id{'' if n == 1 else 's'} in {m} quer{'y' if m == 1 else 'ies'} "
+        f"{'is' if n == 1 else 'are'} not in the corpus (e.g. "
+        f"{', '.join(map(repr, found['examples']))}); {what}"
+    )
 
 
 def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 from pathlib import Path
 from types import MappingProxyType
 
@@ -74,8 +75,9 @@ class Benchmark:
 class Ranking:
     """One query's canonical ranked list: parallel tuples of chunk ids and scores.
 
-    `codes` optionally holds each chunk's position in the corpus (Benchmark.vocab), which
-    lets the standard metrics match judgments without string lookups."""
+    `codes` optionally holds each chunk's position in the corpus (Benchmark.vocab), -1 for
+    an id the corpus lacks, which lets the standard metrics match judgments without string
+    lookups."""
 
     ids: tuple[str, ...]
     scores: tuple[float, ...]
@@ -93,7 +95,8 @@ def canonical(
     """Order (chunk_id, score) pairs by score descending, ties by chunk id descending; cut at depth.
 
     Takes pairs or a {chunk_id: score} mapping. Duplicate ids keep their highest score, so a
-    chunk occupies one rank. With `vocab` (every id must be in it) the ranking carries codes.
+    chunk occupies one rank. With `vocab` the ranking carries codes; an id the vocab lacks (a
+    run naming a chunk the corpus does not hold) keeps its rank with code -1.
     """
     if isinstance(pairs, Mapping):
         best = pairs
@@ -111,7 +114,7 @@ def canonical(
     ids = sorted(best, reverse=True)
     ids.sort(key=best.__getitem__, reverse=True)
     del ids[depth:]
-    codes = None if vocab is None else np.fromiter(map(vocab.__getitem__, ids), np.int64)
+    codes = None if vocab is None else np.fromiter(map(vocab.get, ids, repeat(-1)), np.int64)
     return Ranking(tuple(ids), tuple(float(best[i]) for i in ids), codes)
 
 

@@ -1,4 +1,8 @@
-"""Load and validate benchmarks: RedQA JSON files, BEIR folders and the packaged demo."""
+"""Load and validate benchmarks: RedQA JSON files, BEIR folders and the packaged demo.
+
+Gold or judged chunk ids the corpus lacks are kept, as trec_eval keeps them: they count as
+relevant (in R, in a group) and no retriever over the corpus can return them. Each loader
+notes how many there are and records them in the metadata (`judged_not_in_corpus`)."""
 
 from __future__ import annotations
 
@@ -84,19 +88,57 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
         raise BenchmarkError(
             f"{path}: 'queries' must be a list (found {type(raw_queries).__name__})"
         )
-    queries = tuple(_redqa_query(path, i, q, corpus) for i, q in enumerate(raw_queries))
+    queries = tuple(_redqa_query(path, i, q) for i, q in enumerate(raw_queries))
     if not queries:
         raise BenchmarkError(f"{path}: 'queries' is empty; a benchmark needs at least one query")
     _check_unique(path, queries)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    metadata: dict[str, Any] = {"format": "redqa", "file_metadata": meta}
+    absent = _absent_gold(path, queries, corpus)
+    if absent:
+        metadata["judged_not_in_corpus"] = absent
     return Benchmark(
         name=name,
         corpus=corpus,
         queries=queries,
         checksum="sha256:" + hashlib.sha256(raw).hexdigest(),
         source=str(path),
-        metadata={"format": "redqa", "file_metadata": meta},
+        metadata=metadata,
     )
+
+
+def _absent_gold(
+    path: Path, queries: tuple[Query, ...], corpus: Mapping[str, Chunk]
+) -> dict[str, Any] | None:
+    """Gold chunk ids the corpus lacks (they stay gold: relevant, never retrieved from the
+    corpus): counted, with examples, and noted; None when there are none."""
+    members = unreachable = 0
+    chunks: dict[str, None] = {}
+    for q in queries:
+        for g in q.groups:
+            missing = sorted(c for c in g if c not in corpus)
+            members += len(missing)
+            unreachable += len(missing) == len(g)
+            chunks.update(dict.fromkeys(missing))
+    if not members:
+        return None
+    examples = list(chunks)[:5]
+    never = (
+        f"; {unreachable} group(s) have no member in it and are never covered"
+        if unreachable
+        else ""
+    )
+    log.info(
+        f"{path}: {len(chunks)} gold chunk id(s) are not in the corpus (e.g. "
+        f"{', '.join(map(repr, examples))}); they stay gold, relevant but never retrieved "
+        f"from the corpus, as trec_eval counts them{never}"
+    )
+    return {
+        "gold_members": members,
+        "chunks": len(chunks),
+        "groups_without_corpus_member": unreachable,
+        "examples": examples,
+    }
 
 
 def _redqa_corpus(path: Path, raw: Any) -> dict[str, Chunk]:
@@ -118,7 +160,7 @@ def _redqa_corpus(path: Path, raw: Any) -> dict[str, Chunk]:
     return corpus
 
 
-def _redqa_query(path: Path, i: int, q: Any, corpus: Mapping[str, Chunk]) -> Query:
+def _redqa_query(path: Path, i: int, q: Any) -> Query:
     where = f"{path}: queries[{i}]"
     if not isinstance(q, dict):
         raise BenchmarkError(f"{where} must be an object")
@@ -137,10 +179,6 @@ def _redqa_query(path: Path, i: int, q: Any, corpus: Mapping[str, Chunk]) -> Que
             f"{where}: 'gold_chunk_groups' must be a list of non-empty lists of chunk ids "
             f"(found {_short(raw_groups)}); use [] for a query without gold"
         )
-    for group in raw_groups:
-        for cid in group:
-            if cid not in corpus:
-                raise BenchmarkError(f"{where}: gold chunk '{cid}' is not in the corpus")
     groups: list[frozenset[str]] = []
     for no, group in enumerate(raw_groups):
         members = frozenset(group)
@@ -232,7 +270,7 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
         if not isinstance(text, str) or not text.strip():
             raise BenchmarkError(f"{folder / 'queries.jsonl'}:{line_no}: query '{qid}' has no text")
         texts[qid] = text
-    qrels = _beir_qrels(folder, split, digest, corpus, texts)
+    qrels, absent = _beir_qrels(folder, split, digest, corpus, texts)
     queries = tuple(
         Query(
             query_id=qid,
@@ -242,18 +280,21 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
         )
         for qid, judged in qrels.items()
     )
+    metadata: dict[str, Any] = {
+        "format": "beir",
+        "split": split,
+        "queries_in_file": len(texts),
+        "queries_without_judgments_in_split": len(texts) - len(queries),
+    }
+    if absent:
+        metadata["judged_not_in_corpus"] = absent
     return Benchmark(
         name=name,
         corpus=corpus,
         queries=queries,
         checksum="sha256:" + digest.hexdigest(),
         source=str(folder),
-        metadata={
-            "format": "beir",
-            "split": split,
-            "queries_in_file": len(texts),
-            "queries_without_judgments_in_split": len(texts) - len(queries),
-        },
+        metadata=metadata,
     )
 
 
@@ -284,7 +325,9 @@ def _field(path: Path, line_no: int, row: dict, key: str) -> str:
 
 def _beir_qrels(
     folder: Path, split: str, digest: Any, corpus: Mapping[str, Chunk], texts: Mapping[str, str]
-) -> dict[str, dict[str, int]]:
+) -> tuple[dict[str, dict[str, int]], dict[str, Any] | None]:
+    """The judgments per query, and what they say of chunks corpus.jsonl lacks (kept, as
+    trec_eval keeps them; None when there are none)."""
     path = folder / "qrels" / f"{split}.tsv"
     if not path.is_file():
         found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
@@ -315,8 +358,6 @@ def _beir_qrels(
             ) from None
         if qid not in texts:
             raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
-        if cid not in corpus:
-            raise BenchmarkError(f"{path}:{line_no}: chunk '{cid}' is not in corpus.jsonl")
         judged = qrels.setdefault(qid, {})
         if cid in judged and judged[cid] != grade:
             raise BenchmarkError(
@@ -330,4 +371,31 @@ def _beir_qrels(
             f"{path}: no judgments; a benchmark needs at least one judged query (set "
             f"corpus.split to a split with qrels)"
         )
-    return qrels
+    return qrels, _absent_judged(path, qrels, corpus)
+
+
+def _absent_judged(
+    path: Path, qrels: Mapping[str, Mapping[str, int]], corpus: Mapping[str, Chunk]
+) -> dict[str, Any] | None:
+    judgments = relevant = 0
+    chunks: dict[str, None] = {}
+    for judged in qrels.values():
+        for cid, grade in judged.items():
+            if cid not in corpus:
+                judgments += 1
+                relevant += grade > 0
+                chunks[cid] = None
+    if not judgments:
+        return None
+    examples = list(chunks)[:5]
+    log.info(
+        f"{path}: {judgments} judgment(s) ({relevant} with grade > 0) name {len(chunks)} "
+        f"chunk(s) not in corpus.jsonl (e.g. {', '.join(map(repr, examples))}); kept as "
+        f"trec_eval keeps them: relevant, but never retrieved from the corpus"
+    )
+    return {
+        "judgments": judgments,
+        "relevant": relevant,
+        "chunks": len(chunks),
+        "examples": examples,
+    }

@@ -36,21 +36,131 @@ def render(
         out += _clusters(aggregated, semantic, shown)
         out += _grid_lines(semantic, shown)
         out += _aggregate_lines(semantic, shown)
-    strats = list(next(iter(variance_block.values()))["by"]) if variance_block else []
-    if strats:
-        out += ["", "Variance explained by each stratification (VRR = 1 - σ_within² / σ_overall²)"]
-        header = ["metric", "σ_overall", *(f"VRR {s}" for s in strats)]
-        body = [
-            [m, _num(variance_block[m]["sigma_overall"])]
-            + [_num(variance_block[m]["by"][s]["vrr"]) for s in strats]
-            for m in shown
-        ]
-        out += aligned(header, body)
+    out += _variance_lines(variance_block, shown)
+    if semantic is not None:
+        out += _beyond_hop_lines(variance_block, shown)
+        out += _hop_grid_lines(semantic, shown)
+        out += _coverage_lines(semantic)
+        out += _population_lines(semantic, shown)
     return "\n".join(out)
 
 
 def _num(x: float | None) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def _p(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _variance_lines(variance_block: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+    """VRR per stratification and metric, beside its chance level and p-value."""
+    strats = list(next(iter(variance_block.values()))["by"]) if variance_block else []
+    if not strats:
+        return []
+    first = variance_block[shown[0]]["by"][strats[0]]
+    lines = [
+        "",
+        "Variance explained by each stratification (VRR = 1 - σ_within² / σ_overall²;",
+        "strata with fewer than min_queries queries pooled into one 'small' stratum)",
+    ]
+    if first.get("vrr_null") is not None:
+        lines.append("chance: mean VRR over random partitions into strata of the same sizes;")
+        lines.append("adjusted = (VRR - chance) / (1 - chance); p: permutation p-value")
+    header = ["stratification", "strata", "metric", "σ_overall", "VRR", "chance", "adjusted", "p"]
+    body = []
+    for strat in strats:
+        for m in shown:
+            e = variance_block[m]["by"][strat]
+            strata = str(e.get("n_strata", "-"))
+            if e.get("pooled_queries"):
+                strata += f" ({e['pooled_queries']} q pooled)"
+            body.append(
+                [strat, strata, m, _num(variance_block[m]["sigma_overall"]), _num(e["vrr"])]
+                + [_num(e.get("vrr_null")), _num(e.get("vrr_adjusted")), _p(e.get("p_value"))]
+            )
+    return lines + aligned(header, body, left=3)
+
+
+def _beyond_hop_lines(variance_block: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+    """What Δ and J explain once hop is known."""
+    if not variance_block or "beyond_hop" not in variance_block[shown[0]]:
+        return []
+    lines = [
+        "",
+        "Beyond hop: VRR of the hop × tertile cells minus VRR of hop; chance: tertiles",
+        "shuffled within each hop; adjusted: share of what hop leaves explained beyond chance",
+    ]
+    header = ["signal", "metric", "VRR hop", "VRR hop×signal", "gain", "chance", "adjusted", "p"]
+    body = []
+    for signal in variance_block[shown[0]]["beyond_hop"]:
+        for m in shown:
+            e = variance_block[m]["beyond_hop"][signal]
+            name = {"dispersion": "Δ", "alignment": "J"}.get(signal, signal)
+            body.append(
+                [name, m, _num(e["vrr_hop"]), _num(e["vrr_joint"]), _num(e["gain"])]
+                + [_num(e["gain_null"]), _num(e["gain_adjusted"]), _p(e["p_value"])]
+            )
+    return lines + aligned(header, body, left=2)
+
+
+def _hop_grid_lines(semantic: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+    grids = semantic.get("hop_grid") or {}
+    lines: list[str] = []
+    for signal, g in grids.items():
+        name = {"dispersion": "Δ", "alignment": "J"}.get(signal, signal)
+        lines += ["", f"hop × {name} tertile ({signal} within each hop)"]
+        header = ["hop", name, "n", *shown]
+        body = [
+            [h, t, str(n)] + [pct(g["mean"][m][h][t]) for m in shown]
+            for h, row in g["n"].items()
+            for t, n in row.items()
+            if n
+        ]
+        lines += aligned(header, body, left=2)
+    return lines
+
+
+def _population_lines(semantic: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+    pop = semantic.get("population")
+    if not pop:
+        return []
+    lines = [
+        "",
+        "Population-weighted estimate: each cluster weighted by its share of the corpus's chunks;",
+        f"{pop['n_clusters_with_mass']} clusters are some chunk's primary cluster; bounds: the "
+        "clusters without a query at 0 and at 1",
+    ]
+    header = ["metric", "plain", "weighted", "bounds", "uncovered mass", "bias of plain"]
+    body = []
+    for m in shown:
+        e = pop["estimate"][m]
+        b = e["bounds"]
+        body.append(
+            [m, pct(e["plain"]), pct(e["weighted"])]
+            + ["-" if b is None else f"{pct(b[0])}–{pct(b[1])}"]
+            + [f"{100 * e['uncovered']:.1f}%", _signed(e["bias"])]
+        )
+    return lines + aligned(header, body)
+
+
+def _coverage_lines(semantic: Mapping[str, Any]) -> list[str]:
+    c = semantic["coverage"]
+    if "all" not in c:  # a cell from before min_cluster_entities
+        return []
+    a = c["all"]
+    return [
+        "",
+        f"Corpus coverage, clusters with >= {c['min_cluster_entities']} entities: "
+        f"{c['n_clusters']:,} clusters, MSC {100 * c['msc']:.1f}%, SCC {100 * c['scc']:.1f}%, "
+        f"ZQC {c['zqc']:,}",
+        f"  (every cluster: {a['n_clusters']:,} clusters, MSC {100 * a['msc']:.1f}%, "
+        f"SCC {100 * a['scc']:.1f}%, ZQC {a['zqc']:,})",
+    ]
+
+
+def _signed(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{100 * x:+.2f}"
 
 
 def _clusters(aggregated, semantic, shown) -> list[str]:

@@ -11,9 +11,21 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import HarnessError
+from harness.core.labels import label_order
 from harness.core.types import Benchmark
-from harness.strata.semantic import NA, TERTILES
-from metrics.strata_stats import cluster_aggregates, sigma_overall, sigma_within, vrr
+from harness.strata.semantic import NA, TERTILES, cluster_mass, corpus_coverage
+from metrics.strata_stats import (
+    SMALL,
+    StrataSpec,
+    cluster_aggregates,
+    pool_small,
+    population_estimate,
+    sigma_overall,
+    sigma_within,
+    vrr,
+    vrr_gain,
+    vrr_test,
+)
 
 SIGNALS = ("dispersion", "alignment")
 
@@ -36,18 +48,73 @@ def labels(bench: Benchmark, doc: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def variance(
-    values: Mapping[str, np.ndarray], strata: Mapping[str, Sequence[str]]
+    values: Mapping[str, np.ndarray],
+    strata: Mapping[str, Sequence[str]],
+    *,
+    min_queries: int = 5,
+    permutations: int = 1000,
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """Per metric: σ_overall, and σ_within and VRR of each stratification (an `n/a` label is a
-    stratum of its own)."""
+    """Per metric: σ_overall; per stratification σ_within, VRR and VRR against chance (its
+    mean over random partitions of the same sizes, the chance-corrected VRR, the permutation
+    p-value), strata of fewer than `min_queries` queries pooled into one `small` stratum (an
+    `n/a` label is a stratum like any other); and with hop and Δ or J strata, what Δ and J
+    explain beyond hop (docs/stratification.md#variance-explained-vrr)."""
     out = {}
     for name, v in values.items():
-        by = {
-            strat: {"sigma_within": sigma_within(v, labs), "vrr": vrr(v, labs)}
-            for strat, labs in strata.items()
-        }
-        out[name] = {"sigma_overall": sigma_overall(v), "by": by}
+        keep = ~np.isnan(v)
+        defined = v[keep]
+        by = {}
+        for strat, labs in strata.items():
+            pooled = pool_small([lab for lab, k in zip(labs, keep) if k], min_queries)
+            by[strat] = _vrr_entry(defined, pooled, permutations, seed)
+        entry: dict[str, Any] = {"sigma_overall": sigma_overall(v), "by": by}
+        if "hop" in strata and any(s in strata for s in SIGNALS):
+            hop = pool_small([lab for lab, k in zip(strata["hop"], keep) if k], min_queries)
+            entry["beyond_hop"] = {
+                s: _gain_entry(
+                    defined,
+                    hop,
+                    [x for x, k in zip(strata[s], keep) if k],
+                    min_queries,
+                    permutations,
+                    seed,
+                )
+                for s in SIGNALS
+                if s in strata
+            }
+        out[name] = entry
     return out
+
+
+def _vrr_entry(v: np.ndarray, pooled: list, permutations: int, seed: int) -> dict[str, Any]:
+    small = [lab for lab in pooled if lab == SMALL]
+    test = vrr_test(v, pooled, permutations=permutations, seed=seed)
+    return {
+        "sigma_within": sigma_within(v, pooled),
+        "vrr": vrr(v, pooled),
+        "vrr_null": None if test is None else test.null,
+        "vrr_adjusted": None if test is None else test.adjusted,
+        "p_value": None if test is None else test.p_value,
+        "n_strata": len(set(pooled)),
+        "pooled_queries": len(small),
+    }
+
+
+def _gain_entry(v, hop, signal, min_queries, permutations, seed) -> dict[str, Any]:
+    got = vrr_gain(v, hop, signal, min_queries=min_queries, permutations=permutations, seed=seed)
+    if got is None:
+        keys = ("vrr_hop", "vrr_joint", "gain", "gain_null", "gain_adjusted", "p_value")
+        return dict.fromkeys(keys)
+    base, joint, test = got
+    return {
+        "vrr_hop": base,
+        "vrr_joint": joint,
+        "gain": test.observed,
+        "gain_null": test.null,
+        "gain_adjusted": test.adjusted,
+        "p_value": test.p_value,
+    }
 
 
 def grid(
@@ -93,12 +160,84 @@ def strata_name(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
+def coverage_figures(doc: Mapping[str, Any], min_entities: int) -> dict[str, Any]:
+    """MSC, SCC, ZQC and the cluster count without clusters of fewer than `min_entities`
+    entities (one-entity clusters are names with no neighbour at τ; they dominate the raw
+    counts), and under `all` the figures over every cluster, as the strata file has them."""
+    summary = doc["summary"]
+    raw = {k: summary[k] for k in ("n_clusters", "msc", "scc", "zqc")}
+    counted = {int(c["id"]) for c in doc["clusters"] if c["n_entities"] >= min_entities}
+    cov = corpus_coverage(
+        _chunk_clusters(doc),
+        [q["clusters"] for q in doc["queries"].values()],
+        summary["n_clusters"],
+        scc_min=doc["params"]["scc_min"],
+        counted=counted,
+    )
+    return {
+        "min_cluster_entities": min_entities,
+        "n_clusters": len(counted),
+        "msc": cov.msc,
+        "scc": cov.scc,
+        "zqc": len(cov.zero_query),
+        "all": raw,
+    }
+
+
+def _chunk_clusters(doc: Mapping[str, Any]) -> dict[str, list[int]]:
+    """Chunk id -> the cluster of each of its entities (one per entity)."""
+    cluster_of = [int(e[2]) for e in doc["entities"]]
+    return {cid: [cluster_of[e] for e in ents] for cid, ents in doc["chunks"].items()}
+
+
+def population(
+    values: Mapping[str, np.ndarray], clusters: Sequence[str], doc: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The population-weighted estimate of every metric over the clusters, each weighted by
+    its share of the corpus's chunks (docs/stratification.md#population-weighted-estimate)."""
+    mass, without = cluster_mass(_chunk_clusters(doc))
+    shares = {str(c): w for c, w in mass.items()}
+    labs = [None if c == NA else c for c in clusters]
+    return {
+        "n_clusters_with_mass": len(shares),
+        "n_chunks_without_cluster": without,
+        "estimate": {name: population_estimate(v, labs, shares) for name, v in values.items()},
+    }
+
+
+def hop_grids(
+    values: Mapping[str, np.ndarray], strata: Mapping[str, Sequence[str]]
+) -> dict[str, Any]:
+    """hop × Δ tertile and hop × J tertile: query counts and the mean of every metric (None
+    where a cell has no query with a value), so Δ and J can be read within each hop."""
+    hop = np.asarray(strata["hop"], dtype=object)
+    hops = label_order(list(strata["hop"]))
+    out: dict[str, Any] = {}
+    for signal in SIGNALS:
+        if signal not in strata:
+            continue
+        sig = np.asarray(strata[signal], dtype=object)
+        cols = [t for t in (*TERTILES, NA) if t != NA or (sig == NA).any()]
+        counts = {h: {t: int(((hop == h) & (sig == t)).sum()) for t in cols} for h in hops}
+        means: dict[str, Any] = {}
+        for name, v in values.items():
+            means[name] = {}
+            for h in hops:
+                means[name][h] = {}
+                for t in cols:
+                    cell = v[(hop == h) & (sig == t)]
+                    cell = cell[~np.isnan(cell)]
+                    means[name][h][t] = float(cell.mean()) if len(cell) else None
+        out[signal] = {"n": counts, "mean": means}
+    return out
+
+
 def section(
     values: Mapping[str, np.ndarray],
     strata: Mapping[str, Sequence[str]],
     doc: Mapping[str, Any],
     path: Path,
-    min_queries: int,
+    spec: StrataSpec,
 ) -> dict[str, Any]:
     """The `semantic` block of metrics.json."""
     used = {c for c in strata["cluster"] if c != NA}
@@ -111,9 +250,11 @@ def section(
         "strata_file": strata_name(path),
         "params": doc["params"],
         "tertiles": doc["tertiles"],
-        "min_queries": min_queries,
-        "coverage": {k: doc["summary"][k] for k in ("n_clusters", "msc", "scc", "zqc")},
+        "min_queries": spec.min_queries,
+        "coverage": coverage_figures(doc, spec.min_cluster_entities),
         "clusters": clusters,
         "grid": grid(values, strata["dispersion"], strata["alignment"]),
-        "aggregates": aggregates(values, strata["cluster"], min_queries),
+        "hop_grid": hop_grids(values, strata),
+        "aggregates": aggregates(values, strata["cluster"], spec.min_queries),
+        "population": population(values, strata["cluster"], doc),
     }

@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.files import to_json, write_text_atomic
+from harness.strata.apply import coverage_figures
 
 
-def summary(doc: Mapping[str, Any]) -> str:
-    """A few lines: what was built and the headline coverage numbers."""
+def summary(doc: Mapping[str, Any], min_entities: int = 2) -> str:
+    """A few lines: what was built and the headline coverage numbers (clusters of at least
+    `min_entities` entities, and over every cluster)."""
     s, p = doc["summary"], doc["params"]
+    c = coverage_figures(doc, min_entities)
     cuts = doc["tertiles"]
 
     def cut(name: str) -> str:
@@ -27,28 +30,29 @@ def summary(doc: Mapping[str, Any]) -> str:
             f"{s['n_edges']:,} edges (k={p['k']}, tau={p['tau']:g}); "
             f"{s['n_clusters']:,} Leiden clusters (resolution {p['resolution']:g}, "
             f"seed {p['seed']})",
-            f"MSC {100 * s['msc']:.1f}% of clusters touched by a query · SCC {100 * s['scc']:.1f}% "
-            f"of chunks in a cluster touched by more than {p['scc_min']} queries · ZQC "
-            f"{s['zqc']:,} clusters no query touches",
+            f"clusters with >= {min_entities} entities: {c['n_clusters']:,} · MSC "
+            f"{100 * c['msc']:.1f}% of them touched by a query · SCC {100 * c['scc']:.1f}% of "
+            f"chunks in one touched by more than {p['scc_min']} queries · ZQC {c['zqc']:,} "
+            f"untouched",
+            f"every cluster: MSC {100 * s['msc']:.1f}% · SCC {100 * s['scc']:.1f}% · ZQC "
+            f"{s['zqc']:,}",
             f"tertile cuts: dispersion Δ {cut('dispersion')}, alignment J {cut('alignment')}",
         ]
     )
 
 
-def diagnostics(doc: Mapping[str, Any], *, top: int = 10) -> dict[str, Any]:
-    """The --report content as plain data."""
+def diagnostics(doc: Mapping[str, Any], *, top: int = 10, min_entities: int = 2) -> dict[str, Any]:
+    """The --report content as plain data; MSC, SCC and ZQC over clusters of at least
+    `min_entities` entities, and under `all` over every cluster."""
     s = doc["summary"]
     clusters = doc["clusters"]
-    zero = [c for c in clusters if c["n_queries"] == 0]
+    zero = [c for c in clusters if c["n_queries"] == 0 and c["n_entities"] >= min_entities]
     zero.sort(key=lambda c: (-c["n_chunks"], c["id"]))
     return {
         "corpus": doc["corpus"],
         "checksum": doc["checksum"],
         "params": doc["params"],
-        "n_clusters": s["n_clusters"],
-        "msc": s["msc"],
-        "scc": s["scc"],
-        "zqc": s["zqc"],
+        **coverage_figures(doc, min_entities),
         "zero_query_chunks": s["zero_query_chunks"],
         "largest_zero_query_clusters": zero[:top],
         "strata_counts": _strata_counts(doc),
@@ -67,10 +71,11 @@ def _strata_counts(doc: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     return out
 
 
-def markdown(doc: Mapping[str, Any], *, max_rows: int | None = None) -> str:
+def markdown(doc: Mapping[str, Any], *, max_rows: int | None = None, min_entities: int = 2) -> str:
     """The report as Markdown; `max_rows` cuts the clusters table (None: every cluster)."""
-    d = diagnostics(doc)
+    d = diagnostics(doc, min_entities=min_entities)
     p = d["params"]
+    a = d["all"]
     lines = [
         f"# Strata coverage report: {d['corpus']}",
         "",
@@ -78,14 +83,20 @@ def markdown(doc: Mapping[str, Any], *, max_rows: int | None = None) -> str:
         f"`{p['embedder']['name']}`, k = {p['k']}, τ = {p['tau']:g}, γ = {p['resolution']:g}, "
         f"seed {p['seed']}.",
         "",
-        "| diagnostic | value | meaning |",
-        "|---|---:|---|",
-        f"| clusters | {d['n_clusters']:,} | Leiden communities of the entity graph |",
-        f"| MSC | {100 * d['msc']:.1f}% | clusters touched by at least one query |",
-        f"| SCC | {100 * d['scc']:.1f}% | chunks in a cluster touched by more than "
-        f"{p['scc_min']} queries |",
-        f"| ZQC | {d['zqc']:,} | clusters no query touches ({d['zero_query_chunks']:,} chunk "
-        f"memberships) |",
+        f"Clusters of fewer than {min_entities} entities (names with no neighbour at τ) are "
+        f"left out of the first column (`strata.min_cluster_entities`); the second counts "
+        f"every cluster.",
+        "",
+        f"| diagnostic | clusters with ≥ {min_entities} entities | every cluster | meaning |",
+        "|---|---:|---:|---|",
+        f"| clusters | {d['n_clusters']:,} | {a['n_clusters']:,} | Leiden communities of the "
+        f"entity graph |",
+        f"| MSC | {100 * d['msc']:.1f}% | {100 * a['msc']:.1f}% | clusters touched by at least "
+        f"one query |",
+        f"| SCC | {100 * d['scc']:.1f}% | {100 * a['scc']:.1f}% | chunks in a cluster touched "
+        f"by more than {p['scc_min']} queries |",
+        f"| ZQC | {d['zqc']:,} | {a['zqc']:,} | clusters no query touches "
+        f"({d['zero_query_chunks']:,} chunk memberships over every cluster) |",
         "",
         "Queries per stratum: "
         + "; ".join(
@@ -130,10 +141,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def write(doc: Mapping[str, Any], strata_path: Path) -> tuple[Path, Path]:
+def write(doc: Mapping[str, Any], strata_path: Path, min_entities: int = 2) -> tuple[Path, Path]:
     """<strata file stem>.report.md and .report.json next to the strata file."""
     md = strata_path.with_suffix(".report.md")
     js = strata_path.with_suffix(".report.json")
-    write_text_atomic(md, markdown(doc))
-    write_text_atomic(js, to_json(diagnostics(doc)))
+    write_text_atomic(md, markdown(doc, min_entities=min_entities))
+    write_text_atomic(js, to_json(diagnostics(doc, min_entities=min_entities)))
     return md, js

@@ -99,23 +99,42 @@ def corpus_coverage(
     n_clusters: int,
     *,
     scc_min: int = 5,
+    counted: Collection[int] | None = None,
 ) -> CorpusCoverage:
     """MSC, SCC and ZQC from C(d) per chunk and the clusters each query's entities map to.
 
     A cluster is touched by a query when one of the query's entities maps to it; a chunk
-    belongs to every cluster of its entities."""
+    belongs to every cluster of its entities. `counted`: the clusters the figures count
+    (default: all), e.g. without one-entity clusters; SCC stays a share of every chunk."""
     touched = Counter(c for cs in query_clusters for c in set(cs))
     sizes = Counter(c for cs in chunk_clusters.values() for c in set(cs))
-    clusters = range(n_clusters)
+    clusters = range(n_clusters) if counted is None else sorted(counted)
     busy = {c for c in clusters if touched.get(c, 0) > scc_min}
     n_chunks = len(chunk_clusters)
     covered = sum(1 for cs in chunk_clusters.values() if busy & set(cs))
     return CorpusCoverage(
-        msc=sum(1 for c in clusters if touched.get(c, 0) > 0) / n_clusters
-        if n_clusters
+        msc=sum(1 for c in clusters if touched.get(c, 0) > 0) / len(clusters)
+        if len(clusters)
         else math.nan,
         scc=covered / n_chunks if n_chunks else math.nan,
         zero_query={c: sizes.get(c, 0) for c in clusters if touched.get(c, 0) == 0},
         queries_per_cluster={c: touched.get(c, 0) for c in clusters},
         chunks_per_cluster={c: sizes.get(c, 0) for c in clusters},
     )
+
+
+def cluster_mass(chunk_clusters: Mapping[str, Sequence[int]]) -> tuple[dict[int, float], int]:
+    """Each cluster's share of the corpus: the share of chunks whose primary cluster it is.
+    A chunk's primary cluster is, as for a query, the cluster holding most of its entities
+    (one per entity; ties: smallest id). Chunks without an entity have none and are left
+    out of the shares; returns (cluster -> share, chunks without a cluster)."""
+    primary = Counter()
+    without = 0
+    for mentions in chunk_clusters.values():
+        c = primary_cluster(mentions)
+        if c is None:
+            without += 1
+        else:
+            primary[c] += 1
+    total = sum(primary.values())
+    return {c: n / total for c, n in sorted(primary.items())}, without

@@ -107,6 +107,7 @@ CASES = [
     H("cutoff-zero", "metrics.k=[0]", expect="metrics.k"),
     H("unknown-metric-name", "metrics.names=[ndcg@10,foo@10]", expect="unknown metric 'foo'"),
     H("strata-mode", "strata.mode=sometimes", expect="strata.mode"),
+    H("unknown-ids-value", "run.unknown_ids=ignore", expect="run.unknown_ids is 'ignore'; valid"),
     H("corpus-path-missing", "corpus=redqa", expect="corpus.path is required"),
     H("run-file-path-missing", "retriever=run_file", expect="retriever.path is required"),
     H("plugin-target-missing", "retriever=custom", expect="retriever._target_"),
@@ -241,16 +242,6 @@ CASES = [
         },
     ),
     H(
-        "redqa-gold-not-in-corpus",
-        *R,
-        expect="gold chunk 'c9' is not in the corpus",
-        files={
-            "x.json": redqa(
-                queries=[{"query_id": "q1", "question": "a", "gold_chunk_groups": [["c9"]]}]
-            )
-        },
-    ),
-    H(
         "redqa-id-with-space",
         *R,
         expect="id 'q 1' contains white space",
@@ -304,12 +295,6 @@ CASES = [
         *B,
         expect="score 'high' is not an integer",
         files=beir(qrels="q1\td1\thigh\n"),
-    ),
-    H(
-        "beir-qrels-unknown-doc",
-        *B,
-        expect="chunk 'd9' is not in corpus.jsonl",
-        files=beir(qrels="q1\td9\t1\n"),
     ),
     H(
         "beir-qrels-unknown-query",

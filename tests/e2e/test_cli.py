@@ -125,7 +125,6 @@ def _bad_file(tmp_path: Path, name: str) -> Path:
         "no-question": [{"query_id": "q", "gold_chunk_groups": [["c1"]]}],
         "empty-question": [{**q, "question": ""}],
         "bad-groups": [{**q, "gold_chunk_groups": [["c1"], []]}],
-        "unknown-gold": [{**q, "gold_chunk_groups": [["c9"]]}],
         "duplicate-ids": [q, q],
     }
     path = tmp_path / f"{name}.json"
@@ -143,7 +142,6 @@ def _bad_file(tmp_path: Path, name: str) -> Path:
         ("no-question", "query 'q' (queries[0]) needs a non-empty 'question'"),
         ("empty-question", "query 'q' (queries[0]) needs a non-empty 'question'"),
         ("bad-groups", "'gold_chunk_groups' must be a list of non-empty lists"),
-        ("unknown-gold", "gold chunk 'c9' is not in the corpus"),
         ("duplicate-ids", "duplicate query_id 'q'"),
     ],
 )

@@ -33,13 +33,19 @@ def test_json_run_with_missing_query_and_unknown_chunk(tmp_path):
         cwd=tmp_path,
     )
     assert "note: 1 benchmark query has no results in the run and score 0 (e.g. 'q2')" in res.stderr
-    assert "1 result line(s) name 1 chunk id(s) not in the corpus" in res.stderr
+    assert "1 ranked chunk id in 1 query is not in the corpus (e.g. 'ghost'); kept" in res.stderr
     doc = json.loads((tmp_path / "results/tiny/sys/metrics.json").read_text())
     assert doc["run"]["queries_without_results"] == 1
     assert doc["run"]["retriever_notes"]["unknown_chunk_ids"]["examples"] == ["ghost"]
+    assert doc["run"]["unknown_ids"] == {
+        "mode": "keep",
+        "entries": 1,
+        "queries": 1,
+        "examples": ["ghost"],
+    }
     hops = doc["results"]["hop"]
     assert hops["1"]["mean"]["coverage@2"] == 0.0  # q2 is absent: scores 0, stays counted
-    assert hops["2"]["mean"]["coverage@2"] == 1.0  # ghost is ignored, c1 and c2 rank 1-2
+    assert hops["2"]["mean"]["coverage@2"] == 0.5  # ghost keeps rank 1: only c1 in the top 2
 
 
 def test_malformed_run_line_is_one_error_line(tmp_path):

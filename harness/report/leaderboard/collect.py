@@ -19,6 +19,11 @@ from harness.core.errors import HarnessError
 # Folders under results/ that are not corpora.
 RESERVED = {"strata", "reference"}
 REFERENCE_COLUMNS = ("source", "corpus", "retriever", "label", "model_id", "metric", "value")
+# A published row names the shipped config of its model (`qwen3-8b`); `<name>-rare`
+# (conf/retriever/<name>-rare.yaml) runs that model as the RARE authors' evaluation code did
+# (dtype, prompt names, encode API), and is what the reproduction compares when it was run.
+AUTHORS_SUFFIX = "-rare"
+AUTHORS, MODEL_CARD, SHIPPED = "authors' setup", "model card", "shipped"
 
 
 @dataclass
@@ -68,6 +73,22 @@ class Reference:
     value: float  # percent, as published
 
 
+@dataclass(frozen=True)
+class Match:
+    """The cell a published number is compared with, and which config that cell ran."""
+
+    entry: Entry
+    config: str  # AUTHORS (`<name>-rare`), SHIPPED (the one config, the authors' setup too),
+    # or MODEL_CARD (an authors' config exists but was not run here)
+    label: str  # how the reproduction report names the row
+
+    @property
+    def counts(self) -> bool:
+        """A miss beyond the tolerance is a FAIL (and fails --check) unless the cell ran the
+        model-card config, which is not how the authors ran it."""
+        return self.config != MODEL_CARD
+
+
 @dataclass
 class Board:
     results_dir: Path
@@ -98,6 +119,28 @@ class Board:
             if ref.retriever == retriever and ref.label:
                 return ref.label
         return retriever
+
+    def reproducing(self, corpus: str, retriever: str) -> Match | None:
+        """The cell a published number of `retriever` on `corpus` is compared with: the
+        authors'-setup cell `<retriever>-rare` when it was run, else the cell of the config
+        the row names (a model-card cell when an authors' config exists), else None."""
+        cells = self.cells.get(corpus, {})
+        authors = cells.get(retriever + AUTHORS_SUFFIX)
+        if authors is not None:
+            return Match(authors, AUTHORS, self.label(authors.retriever))
+        entry = cells.get(retriever)
+        if entry is None:
+            return None
+        if has_authors_config(retriever):
+            return Match(entry, MODEL_CARD, f"{self.label(retriever)} (model card)")
+        return Match(entry, SHIPPED, self.label(retriever))
+
+
+def has_authors_config(retriever: str) -> bool:
+    """Whether conf/retriever/ holds an authors'-setup config `<retriever>-rare`."""
+    from harness.core.paths import group_options
+
+    return retriever + AUTHORS_SUFFIX in group_options("retriever")
 
 
 def collect(results_dir: Path) -> Board:

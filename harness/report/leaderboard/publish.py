@@ -13,7 +13,7 @@ from harness.core.errors import HarnessError, did_you_mean
 FORMATS = ("all", "markdown", "latex", "csv", "html")
 
 
-TABLES = ("all", "table3", "hops", "reproduction")
+TABLES = ("all", "table3", "hops", "strata", "reproduction")
 
 
 def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
@@ -53,6 +53,10 @@ def build(args):
         tables.append(table3(board, corpora, opts, sig))
     if args.table in ("all", "hops"):
         tables += [hops(board, c, opts, sig) for c in corpora]
+    if args.table in ("all", "strata"):
+        from harness.report.leaderboard.strata import strata_table
+
+        tables += [t for t in (strata_table(board, c, opts) for c in corpora) if t is not None]
     if args.table in ("all", "reproduction"):
         rep, fails = reproduction(board, corpora, opts)
         tables.append(rep)

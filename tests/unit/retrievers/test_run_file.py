@@ -1,4 +1,4 @@
-"""Reading TREC and JSON runs: validation with file and line, unknown ids reported, not scored."""
+"""Reading TREC and JSON runs: validation with file and line, unknown ids reported."""
 
 import json
 
@@ -62,17 +62,18 @@ def test_malformed_json(tmp_path, text, message):
         read_run(_write(tmp_path, text, "r.json"))
 
 
-def test_unknown_ids_reported_and_left_out(tmp_path):
-    path = _write(tmp_path, "q1 Q0 c1 1 2 s\nq1 Q0 zz 2 1 s\nq9 Q0 c1 1 1 s\n")
+def test_unknown_ids_reported_unknown_chunks_kept_in_place(tmp_path):
+    path = _write(tmp_path, "q1 Q0 zz 1 3 s\nq1 Q0 c1 2 2 s\nq9 Q0 c1 1 1 s\n")
     r = RunFile(path=str(path))
     r.index(CORPUS)
     run = r.search(QUERIES, depth=10)
-    assert run["q1"].ids == ("c1",) and "q9" not in run and "q2" not in run
+    # an unknown query is left out; an unknown chunk keeps its rank, with code -1
+    assert run["q1"].ids == ("zz", "c1") and run["q1"].codes.tolist() == [-1, 0]
+    assert "q9" not in run and "q2" not in run
     assert r.notes["unknown_query_ids"] == {"count": 1, "examples": ["q9"]}
     assert r.notes["unknown_chunk_ids"] == {"entries": 1, "distinct": 1, "examples": ["zz"]}
     text = " | ".join(r.messages())
     assert "1 query id(s) in the run are not in the benchmark" in text
-    assert "name 1 chunk id(s) not in the corpus" in text
 
 
 def test_lists_longer_than_depth_are_cut_and_counted(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 from harness.strata.semantic import (
     Tertiles,
     alignment,
+    cluster_mass,
     corpus_coverage,
     dispersion,
     primary_cluster,
@@ -114,3 +115,22 @@ def test_win_rates():
     assert all(r == 0.5 and n == 50 for r, n in same.values())  # ties count half
     again = win_rates(better, b, clusters, resamples=200, seed=1, min_queries=1)
     assert again == rates  # fixed seed
+
+
+def test_coverage_counts_only_the_clusters_asked_for():
+    touched = [cs for _, cs in QUERIES.values()]
+    chunk_clusters = {d: set(cs) for d, cs in CHUNKS.items()}
+    # leave cluster 3 (touched by qb, holds d4) and cluster 4 (untouched, holds d6) out
+    cov = corpus_coverage(chunk_clusters, touched, 5, scc_min=0, counted={0, 1, 2})
+    assert cov.msc == 1.0
+    assert cov.zero_query == {}
+    assert cov.scc == 3 / 6  # d1-d3 sit in a counted touched cluster; SCC is still of 6 chunks
+
+
+def test_cluster_mass_is_the_share_of_chunks_whose_primary_cluster_it_is():
+    mass, without = cluster_mass(CHUNKS)
+    # d1 -> 0 (two mentions of 0), d2 -> 1, d3 -> 2, d4 -> 3, d6 -> 4; d5 has no entity
+    assert without == 1
+    assert mass == {0: 0.2, 1: 0.2, 2: 0.2, 3: 0.2, 4: 0.2}
+    tie, _ = cluster_mass({"x": [3, 1], "y": [1]})
+    assert tie == {1: 1.0}  # x's tie goes to the smaller id
