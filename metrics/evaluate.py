@@ -13,6 +13,7 @@ from harness.core.labels import label_order
 from harness.core.types import Benchmark, Run
 from metrics import standard, stats
 from metrics.registry import Metric
+from metrics.ties import Tied
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,11 @@ def summarize(
     values: Mapping[str, np.ndarray],
     mask: np.ndarray | None = None,
     ci: BootstrapSpec | None = None,
+    ties: Mapping[str, Tied] | None = None,
 ) -> dict[str, Any]:
-    """n queries, mean per metric over defined values, how many were NaN (excluded), and
-    with `ci` a percentile bootstrap interval of each mean."""
+    """n queries, mean per metric over defined values, how many were NaN (excluded), with
+    `ci` a percentile bootstrap interval of each mean, and with `ties` (metrics.ties) the
+    tie-aware range of each mean over the same queries (docs/metrics.md#ties)."""
     n = len(next(iter(values.values()))) if mask is None else int(mask.sum())
     mean: dict[str, float | None] = {}
     excluded: dict[str, int] = {}
@@ -93,17 +96,46 @@ def summarize(
     out: dict[str, Any] = {"n": n, "mean": mean, "excluded": excluded}
     if ci is not None:
         out["ci"] = interval
+    if ties is not None:
+        out.update(_tie_summary(values, mask, ties))
     return out
+
+
+def _tie_summary(
+    values: Mapping[str, np.ndarray], mask: np.ndarray | None, ties: Mapping[str, Tied]
+) -> dict[str, Any]:
+    """`ties` (mean of the per-query lowest and highest values), `ties_expected` (mean of the
+    expected values; null where one is not tractable) and `tie_queries` (queries whose value
+    depends on tied scores), over the queries the mean uses."""
+    bounds: dict[str, list[float] | None] = {}
+    expected: dict[str, float | None] = {}
+    count: dict[str, int] = {}
+    for name, vals in values.items():
+        t = ties.get(name)
+        if t is None:
+            continue
+        keep = ~np.isnan(vals) if mask is None else mask & ~np.isnan(vals)
+        n = int(keep.sum())
+        lo, hi = (math.fsum(x[keep].tolist()) / n if n else None for x in (t.low, t.high))
+        bounds[name] = None if lo is None else [lo, hi]
+        known = n and bool(t.known[keep].all())
+        expected[name] = math.fsum(t.expected[keep].tolist()) / n if known else None
+        count[name] = int(t.dependent[keep].sum())
+    return {"ties": bounds, "ties_expected": expected, "tie_queries": count}
 
 
 def aggregate(
     values: Mapping[str, np.ndarray],
     strata: Mapping[str, Sequence[str]],
     ci: BootstrapSpec | None = None,
+    ties: Mapping[str, Tied] | None = None,
 ) -> dict[str, Any]:
-    """Overall summary plus one summary per label of every stratification."""
-    out: dict[str, Any] = {"overall": summarize(values, ci=ci)}
+    """Overall summary plus one summary per label of every stratification; with `ties`
+    (metrics.ties.tie_bounds) each summary carries the tie-aware ranges too."""
+    out: dict[str, Any] = {"overall": summarize(values, ci=ci, ties=ties)}
     for strat, labels in strata.items():
         arr = np.asarray(labels, dtype=object)
-        out[strat] = {lab: summarize(values, arr == lab, ci) for lab in label_order(list(labels))}
+        out[strat] = {
+            lab: summarize(values, arr == lab, ci, ties) for lab in label_order(list(labels))
+        }
     return out

@@ -254,14 +254,16 @@ class _QueryView:
         lo_new, hi_new, ways, exact = _cover_range(types, fillers, s, want_ways=perfect)
         total = math.comb(n, s)
         if not perfect:
-            hits = Counter(g for m, c in types.items() for g in _bits(m) for _ in range(c))
+            hits: Counter[int] = Counter()
+            for m, c in types.items():
+                for g in _bits(m):
+                    hits[g] += c
             expected = sum((total - math.comb(n - hits[g], s)) / total for g in _bits(union))
-            return Range(
-                (base + lo_new) / groups, (base + hi_new) / groups, (base + expected) / groups, exact
-            )
-        lo, hi = float(base + lo_new == groups), float(base + hi_new == groups)
+            lo, hi, ex = base + lo_new, base + hi_new, base + expected
+            return Range(lo / groups, hi / groups, ex / groups, exact)
         if base + _popcount(union) < groups:
             return Range(0.0, 0.0, 0.0)
+        lo, hi = float(base + lo_new == groups), float(base + hi_new == groups)
         return Range(lo, hi, None if ways is None else ways / total, exact)
 
     def _segments(self, k: int):
@@ -587,16 +589,11 @@ def _ndcg_block(
         if len(nxt2) > MAX_STATES:
             raise _TooBig
         layer = nxt2
-    out: dict[int, tuple[float, float, float, float]] = {}
+    chance: dict[int, tuple[float, float]] = {}
     for (have, _), (p, ex) in layer.items():
-        cur = out.get(have)
-        out[have] = (lo_out[have], hi_out[have], p, ex) if cur is None else (
-            cur[0],
-            cur[1],
-            cur[2] + p,
-            cur[3] + ex,
-        )
-    return out
+        cp, cex = chance.get(have, (0.0, 0.0))
+        chance[have] = (cp + p, cex + ex)
+    return {have: (lo_out[have], hi_out[have], p, ex) for have, (p, ex) in chance.items()}
 
 
 def _cover_range(
@@ -644,9 +641,8 @@ def _cover_range(
                 if w2 is not None and ways[t]:
                     w2[t + u] += ways[t] * wc[u]
         most, fewest, ways = m2, f2, w2
-    relevant = sum(types.values())
     hi = max(most[t] for t in range(s + 1) if most[t] != neg)
-    lo = fewest[max(0, s - fillers)] if s - fillers <= relevant else fewest[relevant]
+    lo = fewest[max(0, s - fillers)]  # fewest is nondecreasing; s - fillers <= relevant
     total_ways = None
     if ways is not None:
         total_ways = sum(ways[t] * math.comb(fillers, s - t) for t in range(s + 1))
@@ -743,7 +739,7 @@ def _average_precision(rel: list[bool], blocks, cut: int, n_rel: int) -> Range |
         n, r = b - p, sum(rel[p:b])
         for j in range(p, min(b, cut)):
             share = r / n
-            within = (j - p) * (r - 1) / (n - 1) if n > 1 else 0.0
+            within = (j - p) * r / n if n > 1 else 0.0
             ex += share * (1 + prior + within) / (j + 1)
         prior += r
         p = b

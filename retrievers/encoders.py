@@ -257,7 +257,8 @@ class SentenceTransformerEncoder:
             if name is not None and name not in (model.prompts or {}):
                 have = ", ".join(sorted(model.prompts or {})) or "none"
                 raise ConfigError(
-                    f"model {self.model_id} has no prompt named '{name}' (for {role}s); "
+                    f"model {self.model_id} has no prompt named '{name}' (for "
+                    f"{_PLURAL[role]}); "
                     f"its prompts: {have}; fix retriever.{role}_prompt_name"
                 )
         takes = getattr(model, "get_model_kwargs", None)  # sentence-transformers >= 5
@@ -370,6 +371,7 @@ class SentenceTransformerEncoder:
 
 
 _TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+_PLURAL = {"query": "queries", "document": "documents"}
 
 
 def _check_api(encode_api: Any, task: Any) -> None:

@@ -68,6 +68,58 @@ class Evaluation:
         return pd.DataFrame.from_records(records).set_index("stratum")
 
     @property
+    def variance(self):
+        """DataFrame indexed by (metric, stratification): σ_overall, σ_within, VRR, its chance
+        level, the chance-corrected VRR, the permutation p-value, the number of strata and the
+        queries pooled as `small` (docs/stratification.md#variance-explained-vrr)."""
+        import pandas as pd
+
+        records = [
+            {"metric": m, "stratification": strat, "sigma_overall": block["sigma_overall"], **e}
+            for m in self.metrics
+            for block in [self.scored.variance[m]]
+            for strat, e in block["by"].items()
+        ]
+        return pd.DataFrame.from_records(records).set_index(["metric", "stratification"])
+
+    @property
+    def beyond_hop(self):
+        """DataFrame indexed by (metric, signal): what Δ (dispersion) and J (alignment) explain
+        once hop is known: VRR of hop, of the hop × tertile cells, the gain, its chance level
+        (tertiles shuffled within hop), the chance-corrected gain and the p-value; None
+        without semantic strata."""
+        import pandas as pd
+
+        records = [
+            {"metric": m, "signal": signal, **e}
+            for m in self.metrics
+            for signal, e in (self.scored.variance[m].get("beyond_hop") or {}).items()
+        ]
+        if not records:
+            return None
+        return pd.DataFrame.from_records(records).set_index(["metric", "signal"])
+
+    @property
+    def population(self):
+        """DataFrame indexed by metric: the plain mean, the population-weighted estimate over
+        the semantic clusters (each weighted by its share of the corpus's chunks), its bounds,
+        the uncovered mass and the plain mean's estimated bias; None without semantic strata."""
+        import pandas as pd
+
+        if self.scored.semantic is None:
+            return None
+        est = self.scored.semantic["population"]["estimate"]
+        records = []
+        for m in self.metrics:
+            e = dict(est[m])
+            lo, hi = e.pop("bounds") or (None, None)
+            blo, bhi = e.pop("bias_bounds") or (None, None)
+            records.append(
+                {"metric": m, **e, "low": lo, "high": hi, "bias_low": blo, "bias_high": bhi}
+            )
+        return pd.DataFrame.from_records(records).set_index("metric").astype(float)
+
+    @property
     def per_query(self):
         """DataFrame indexed by query id: its strata, number of gold groups, every metric."""
         import pandas as pd

@@ -246,7 +246,15 @@ def read_metrics(path: Path) -> dict[str, Any]:
         doc.get("variance"), "variance"
     )
     semantic = doc.get("semantic")
-    for part in ("aggregates", "grid", "coverage", "tertiles", "clusters"):
+    for part in (
+        "aggregates",
+        "grid",
+        "hop_grid",
+        "coverage",
+        "tertiles",
+        "clusters",
+        "population",
+    ):
         if not bad and isinstance(semantic, dict):
             bad = _not_numeric(semantic.get(part), f"semantic.{part}")
     for name, diag in (doc.get("diagnostics") or {}).items():

@@ -73,7 +73,9 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     out = harness("retriever=bm25", cwd=b, env=env).stdout
     assert a.joinpath(*STRATA).read_bytes() == b.joinpath(*STRATA).read_bytes()
 
-    for section in ("Per cluster", "Δ × J grid", "Across clusters", "VRR cluster"):
+    for section in ("Per cluster", "Δ × J grid", "Across clusters", "Variance explained",
+                    "Beyond hop", "hop × Δ tertile", "hop × J tertile", "Corpus coverage",
+                    "Population-weighted estimate"):  # fmt: skip
         assert section in out
     cell = b / "results" / "demo" / "bm25"
     m = json.loads((cell / "metrics.json").read_text())
@@ -87,6 +89,18 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     for strat in ("hop", "cluster", "dispersion", "alignment"):
         v = m["variance"]["ndcg@10"]["by"][strat]
         assert 0 <= v["vrr"] <= 1 and v["sigma_within"] <= m["variance"]["ndcg@10"]["sigma_overall"]
+        assert v["vrr_null"] is not None and 0 < v["p_value"] <= 1
+        assert v["n_strata"] >= 1 and v["pooled_queries"] >= 0
+    for signal in ("dispersion", "alignment"):
+        gain = m["variance"]["ndcg@10"]["beyond_hop"][signal]
+        assert gain["vrr_joint"] == pytest.approx(gain["vrr_hop"] + gain["gain"])
+        n = sem["hop_grid"][signal]["n"]
+        assert sum(x for row in n.values() for x in row.values()) == 48
+    pop = sem["population"]["estimate"]["ndcg@10"]
+    assert pop["bounds"][0] <= pop["weighted"] <= pop["bounds"][1]
+    assert pop["plain"] == pytest.approx(m["results"]["overall"]["mean"]["ndcg@10"])
+    cov = sem["coverage"]
+    assert cov["min_cluster_entities"] == 2 and cov["n_clusters"] <= cov["all"]["n_clusters"]
     header = (cell / "per_query.csv").read_text().splitlines()[0]
     assert header.startswith("query_id,hop,cluster,dispersion,alignment,n_groups,")
 
@@ -105,6 +119,8 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     plots = {p.name for p in (b / "leaderboard" / "plots").iterdir()}
     wanted = {"clusters_box_demo.png", "clusters_scatter_demo.png", "clusters_scatter_demo.svg"}
     assert wanted <= plots
+    table = (b / "leaderboard" / "strata_demo.md").read_text()
+    assert "| BM25 · perfrecall@10 |" in table and "| MiniLM-L6 · coverage@10 |" in table
 
     # a cell computed before the strata existed is recomputed once they do, then reused
     c = tmp_path / "c"
