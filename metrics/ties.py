@@ -739,7 +739,7 @@ def _average_precision(rel: list[bool], blocks, cut: int, n_rel: int) -> Range |
         n, r = b - p, sum(rel[p:b])
         for j in range(p, min(b, cut)):
             share = r / n
-            within = (j - p) * r / n if n > 1 else 0.0
+            within = (j - p) * (r - 1) / (n - 1) if n > 1 else 0.0
             ex += share * (1 + prior + within) / (j + 1)
         prior += r
         p = b

@@ -27,6 +27,7 @@ from harness.strata.hop import stratify
 from metrics.evaluate import BootstrapSpec, aggregate, per_query
 from metrics.registry import Metric
 from metrics.strata_stats import StrataSpec
+from metrics.ties import tie_bounds
 from retrievers import as_run, build_retriever
 
 log = logging.getLogger("harness.cell")
@@ -82,7 +83,8 @@ def score(
     if strata_doc is not None:
         strata.update(semantic_report.labels(bench, strata_doc))
     strata.update(extra_strata or {})
-    aggregated = aggregate(values, strata, bootstrap)
+    ties = tie_bounds(bench, run, metrics, values)  # docs/metrics.md#ties
+    aggregated = aggregate(values, strata, bootstrap, ties)
     variance = semantic_report.variance(
         values,
         strata,

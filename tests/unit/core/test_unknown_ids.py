@@ -127,3 +127,22 @@ def test_plan_reads_the_setting_once():
         CellPlan.from_config(_config(unknown_ids="ignore"))
     with pytest.raises(ConfigError, match="^run must be a section"):
         CellPlan.from_config({**cfg, "run": "drop"})
+
+
+def test_fusion_keeps_a_part_run_files_unknown_ids_in_place(tmp_path):
+    """RRF over a run file naming a chunk the corpus lacks: the fused list holds it at its
+    fused rank (code -1), and the cell's policy then keeps or drops it."""
+    from retrievers.hybrid import Hybrid
+    from retrievers.run_file import RunFile
+
+    (tmp_path / "x.trec").write_text("q1 Q0 ghost 1 3 x\nq1 Q0 a 2 2 x\nq1 Q0 b 3 1 x\n")
+    (tmp_path / "y.trec").write_text("q1 Q0 b 1 9 y\nq1 Q0 c 2 1 y\n")
+    parts = {k: RunFile(path=str(tmp_path / f"{k}.trec")) for k in "xy"}
+    h = Hybrid(name="h", parts=parts)
+    h.index({c: Chunk(c, c) for c in VOCAB})
+    fused = h.search([Query("q1", "t", (frozenset({"a"}),))], depth=10)
+    # b: 1/63 + 1/61; ghost 1/61; a, c 1/62 (tie: id descending)
+    assert fused["q1"].ids == ("b", "ghost", "c", "a")
+    assert fused["q1"].codes.tolist() == [1, -1, 2, 0]
+    dropped, found = apply_unknown_ids(fused, VOCAB, ["q1"], "drop")
+    assert dropped["q1"].ids == ("b", "c", "a") and found["entries"] == 1

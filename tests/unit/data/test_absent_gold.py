@@ -12,7 +12,9 @@ def _beir(tmp_path, qrels):
     folder = tmp_path / "b"
     (folder / "qrels").mkdir(parents=True)
     (folder / "corpus.jsonl").write_text('{"_id": "d1", "text": "a"}\n{"_id": "d2", "text": "b"}\n')
-    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "a"}\n{"_id": "q2", "text": "b"}\n')
+    (folder / "queries.jsonl").write_text(
+        '{"_id": "q1", "text": "a"}\n{"_id": "q2", "text": "b"}\n'
+    )
     (folder / "qrels" / "test.tsv").write_text(qrels)
     return folder
 
