@@ -202,31 +202,50 @@ class ChanceTest:
     permutations: int
 
 
-def _permuted_codes(codes: np.ndarray, blocks: list[np.ndarray], rows: int, rng) -> np.ndarray:
-    """`rows` copies of `codes`, each shuffled independently inside every block of positions
-    (one block of all positions: a plain permutation)."""
-    out = np.empty((rows, len(codes)), dtype=np.int64)
-    for block in blocks:
-        out[:, block] = rng.permuted(np.tile(codes[block], (rows, 1)), axis=1)
-    return out
+class Shuffles:
+    """The random permutations behind a chance level: `permutations` shuffles of positions
+    0..n-1, each position moved only within its block (one block of every position: plain
+    permutations). Generated in batches of bounded memory from `seed`, always in the same
+    batches, so every statistic computed from them is the same whichever way it is asked;
+    held in memory when small, so that every metric and stratification of a cell shares one
+    draw (drawing costs more than using them)."""
+
+    KEEP = 16_000_000  # positions kept in memory (128 MB); larger draws are regenerated
+
+    def __init__(self, n: int, permutations: int, seed: int, groups: np.ndarray | None = None):
+        """`groups`: a block id per position (None: one block)."""
+        self.n, self.permutations, self.seed = n, permutations, seed
+        self.groups = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups)
+        self.blocks = [np.flatnonzero(self.groups == g) for g in np.unique(self.groups)]
+        self._kept = list(self._draw()) if n * permutations <= self.KEEP else None
+
+    def fits(self, n: int, permutations: int, seed: int, groups: np.ndarray | None) -> bool:
+        """Whether these are the shuffles asked for (same size, count, seed and blocks)."""
+        same = (self.n, self.permutations, self.seed) == (n, permutations, seed)
+        if groups is None:
+            return same and len(self.blocks) <= 1
+        return same and np.array_equal(self.groups, groups)
+
+    def _draw(self):
+        rng = np.random.default_rng(self.seed)
+        batch = max(1, _BATCH // max(1, self.n))
+        for start in range(0, self.permutations, batch):
+            rows = min(batch, self.permutations - start)
+            out = np.empty((rows, self.n), dtype=np.int64)
+            for block in self.blocks:
+                out[:, block] = rng.permuted(np.tile(block, (rows, 1)), axis=1)
+            yield out
+
+    def batches(self):
+        return iter(self._kept) if self._kept is not None else self._draw()
 
 
-def _null(
-    v: np.ndarray,
-    codes: np.ndarray,
-    n_codes: int,
-    blocks: list[np.ndarray],
-    permutations: int,
-    seed: int,
-    relabel=None,
-) -> np.ndarray:
-    """VRR of `permutations` shuffles of `codes` within `blocks` (after `relabel`, which maps
-    shuffled codes to the strata VRR is taken over), in batches that bound the memory."""
-    rng = np.random.default_rng(seed)
-    batch = max(1, _BATCH // max(1, len(v)))
+def _null(v: np.ndarray, codes: np.ndarray, n_codes: int, shuffles: Shuffles, relabel=None):
+    """VRR of `codes` shuffled by each permutation of `shuffles` (then mapped by `relabel`
+    to the strata VRR is taken over)."""
     parts = []
-    for start in range(0, permutations, batch):
-        shuffled = _permuted_codes(codes, blocks, min(batch, permutations - start), rng)
+    for index in shuffles.batches():
+        shuffled = codes[index]
         parts.append(_between_share(v, shuffled if relabel is None else relabel(shuffled), n_codes))
     return np.concatenate(parts)
 
@@ -235,6 +254,11 @@ def _p_value(null: np.ndarray, observed: float) -> float:
     # the same arithmetic on a relabelled partition can differ in the last bits
     at_least = int((null >= observed - 1e-12 * max(1.0, abs(observed))).sum())
     return (1 + at_least) / (1 + len(null))
+
+
+def label_codes(labels: Sequence[Hashable]) -> np.ndarray:
+    """An integer per label (labels sorted by str()): the block ids vrr_gain shuffles within."""
+    return _encode(labels)[0]
 
 
 def _encode(labels: Sequence[Hashable]) -> tuple[np.ndarray, int]:
@@ -249,11 +273,13 @@ def vrr_test(
     *,
     permutations: int = 1000,
     seed: int = 0,
+    shuffles: Shuffles | None = None,
 ) -> ChanceTest | None:
     """VRR of `labels` with its chance level: the mean VRR over `permutations` random
     reassignments of the queries to strata of the same sizes, the chance-corrected VRR and
     the permutation p-value. NaN values are left out first. None when VRR is undefined (no
-    variance); with no permutations, only `observed`."""
+    variance); with no permutations, only `observed`. `shuffles`: the permutations to use
+    when the caller shares one draw across metrics (they must match the defined values)."""
     v, labs = _defined(values, labels)
     if len(v) < 2 or not float(v.std()) > 0:
         return None
@@ -261,7 +287,9 @@ def vrr_test(
     observed = float(_between_share(v, codes[None, :], n_codes)[0])
     if permutations < 1:
         return ChanceTest(observed, None, None, None, 0)
-    null = _null(v, codes, n_codes, [np.arange(len(v))], permutations, seed)
+    if shuffles is None or not shuffles.fits(len(v), permutations, seed, None):
+        shuffles = Shuffles(len(v), permutations, seed)
+    null = _null(v, codes, n_codes, shuffles)
     mean = float(null.mean())
     adjusted = (observed - mean) / (1.0 - mean) if mean < 1 else math.nan
     return ChanceTest(observed, mean, adjusted, _p_value(null, observed), permutations)
@@ -275,6 +303,7 @@ def vrr_gain(
     min_queries: int,
     permutations: int = 1000,
     seed: int = 0,
+    shuffles: Shuffles | None = None,
 ) -> tuple[float, float, ChanceTest] | None:
     """How much variance `extra` explains beyond `base` (a stratification nested in it):
     VRR of the base x extra cells minus VRR of base alone, cells of fewer than `min_queries`
@@ -282,7 +311,7 @@ def vrr_gain(
     stratum, which keeps every cell's size, so it asks whether extra adds anything once base
     is known. Returns (VRR of base, VRR of the cells, the test of the gain; its `adjusted` is
     (gain - null gain) / (1 - VRR of base - null gain): the chance-corrected share of the
-    variance base leaves)."""
+    variance base leaves). `shuffles`: as for vrr_test, blocked by base's codes."""
     v, pairs = _defined(values, list(zip(base, extra)))
     if len(v) < 2 or not float(v.std()) > 0:
         return None
@@ -303,8 +332,9 @@ def vrr_gain(
     gain = vrr_cells - vrr_base
     if permutations < 1:
         return vrr_base, vrr_cells, ChanceTest(gain, None, None, None, 0)
-    blocks = [np.flatnonzero(b_codes == b) for b in range(n_b)]
-    null = _null(v, e_codes, n_cells, blocks, permutations, seed, cells) - vrr_base
+    if shuffles is None or not shuffles.fits(len(v), permutations, seed, b_codes):
+        shuffles = Shuffles(len(v), permutations, seed, b_codes)
+    null = _null(v, e_codes, n_cells, shuffles, cells) - vrr_base
     mean = float(null.mean())
     rest = 1.0 - vrr_base - mean
     adjusted = (gain - mean) / rest if rest > 0 else math.nan

@@ -24,6 +24,7 @@ from itertools import chain
 import numpy as np
 
 from harness.core.types import Benchmark, Query, Ranking, Run
+from metrics import standard
 from metrics.registry import Metric
 
 EPS = 1e-12  # a value depends on ties when its range is wider than this
@@ -93,12 +94,14 @@ def tie_bounds(
     rankings = [run[q.query_id] for q in queries]
     todo = [m for m in metrics if supported(m)]
     out = {m.name: _unchanged(values[m.name]) for m in todo}
-    reach = None if any(m.k is None for m in todo) else max((m.k for m in todo), default=0)
-    for i in candidates(rankings, reach) if todo else ():
+    work: dict[int, list[Metric]] = {}
+    for m, rows in zip(todo, screen(benchmark, rankings, todo)):
+        for i in rows.tolist():
+            work.setdefault(i, []).append(m)
+    for i in sorted(work):
         ranking = rankings[i]
-        blocks = tie_groups(ranking.scores)
-        view = _QueryView(queries[i], ranking, blocks)
-        for m in todo:
+        view = _QueryView(queries[i], ranking, tie_groups(ranking.scores))
+        for m in work[i]:
             v = float(values[m.name][i])
             if v != v:
                 continue
@@ -120,23 +123,87 @@ def query_range(query: Query, ranking: Ranking, metric: Metric, value: float) ->
     return Range(float(t.low[0]), float(t.high[0]), exp, bool(t.exact[0]))
 
 
-def candidates(rankings: Sequence[Ranking], reach: int | None) -> np.ndarray:
-    """Rows of the rankings with two equal adjacent scores at positions < `reach` + 1 (one
-    pass over all scores; `reach` None: anywhere in the list)."""
-    lengths = np.fromiter((len(r.scores) for r in rankings), np.int64, len(rankings))
+_SET = {"coverage", "perfrecall", "recall", "P", "success", "Rprec"}  # read the top K as a set
+_GROUP = {"coverage", "perfrecall", "ndcg", "mrr"}
+
+
+def screen(
+    benchmark: Benchmark, rankings: Sequence[Ranking], metrics: Sequence[Metric]
+) -> list[np.ndarray]:
+    """Per metric, the rows (queries) whose value may depend on tied scores, found with
+    array operations over all rankings at once: a tie group that straddles the cut (set
+    metrics) or starts above it (rank metrics) and holds a gold chunk (group metrics), a
+    relevant and a non-relevant chunk (binary metrics) or two different gains (nDCG)."""
+    empty = np.zeros(0, np.int64)
+    n = len(rankings)
+    lengths = np.fromiter((len(r.scores) for r in rankings), np.int64, n)
     total = int(lengths.sum())
     if total == 0:
-        return np.zeros(0, np.int64)
+        return [empty for _ in metrics]
     flat = np.fromiter(chain.from_iterable(r.scores for r in rankings), np.float64, total)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    pos = np.arange(total) - starts
-    tie = np.zeros(total, bool)
-    tie[1:] = flat[1:] == flat[:-1]
-    tie &= pos > 0
-    if reach is not None:
-        tie &= pos <= reach  # the pair (reach - 1, reach) straddles the cut
-    rows = np.repeat(np.arange(len(rankings)), lengths)[tie]
-    return np.unique(rows)
+    row = np.repeat(np.arange(n), lengths)
+    pos = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    new = np.ones(total, bool)
+    new[1:] = (flat[1:] != flat[:-1]) | (pos[1:] == 0)
+    first = np.flatnonzero(new)
+    size = np.diff(np.append(first, total))
+    tied = size > 1
+    if not tied.any():
+        return [empty for _ in metrics]
+    g_row, g_start, g_size = row[first][tied], pos[first][tied], size[tied]
+    g_end = g_start + g_size
+
+    def per_group(x: np.ndarray, how=np.add) -> np.ndarray:
+        return how.reduceat(x, first)[tied]
+
+    cache: dict[object, np.ndarray] = {}
+
+    def grades(key: str) -> np.ndarray:
+        """Grade of each ranked chunk: in the judgments ("judged") or gold groups ("gold")."""
+        if key not in cache:
+            qs = benchmark.queries
+            if key == "gold":
+                judged = [{c: 1 for g in q.groups for c in g} for q in qs]
+            else:
+                judged = [q.judgments for q in qs]
+            cache[key] = _flat_grades(rankings, judged, benchmark.vocab)
+        return cache[key]
+
+    out = []
+    for m in metrics:
+        fam, k = m.family.name, m.k
+        if fam in _GROUP:
+            hits = per_group((grades("gold") > 0).astype(np.int64))
+            varies = hits > 0  # every gold chunk can matter: several groups, overlaps
+        elif fam == "ndcg_cut":
+            gain = np.maximum(grades("judged"), 0)
+            varies = per_group(gain, np.maximum) != per_group(gain, np.minimum)
+        else:
+            rel = per_group((grades("judged") >= m.level).astype(np.int64))
+            varies = (rel > 0) & (rel < g_size)
+        if fam == "Rprec":
+            counts = [
+                sum(1 for g in q.judgments.values() if g >= m.level) for q in benchmark.queries
+            ]
+            cut = np.asarray(counts, np.int64)[g_row]
+        else:
+            cut = np.full(len(g_row), np.iinfo(np.int64).max if k is None else k)
+        where = (g_start < cut) & (cut < g_end) if fam in _SET else g_start < cut
+        out.append(np.unique(g_row[varies & where]))
+    return out
+
+
+def _flat_grades(rankings, judgments, vocab) -> np.ndarray:
+    """The grade of every ranked chunk, all rankings end to end (0 when not judged)."""
+    judged = standard.prepare(judgments, vocab)
+    codes, offsets = standard.flat_codes(rankings, judged)
+    if not len(judged.keys):
+        return np.zeros(len(codes), np.int64)
+    rows = np.repeat(np.arange(len(rankings)), np.diff(offsets))
+    keys = rows * judged.stride + codes
+    at = np.minimum(np.searchsorted(judged.keys, keys), len(judged.keys) - 1)
+    hit = (codes >= 0) & (judged.keys[at] == keys)
+    return np.where(hit, judged.grades[at], 0)
 
 
 def tie_groups(scores: Sequence[float]) -> list[tuple[int, int]]:

@@ -340,8 +340,8 @@ class SentenceTransformerEncoder:
         prompt, prompt_name = self.prompts[role]
         encode = model.encode
         if self.encode_api == "query_document":
-            pass
-        extra = {}
+            encode = model.encode_query if role == "query" else model.encode_document
+        extra = {} if self.task is None else {"task": self.task}
         while True:
             try:
                 out = encode(

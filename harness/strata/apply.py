@@ -16,8 +16,10 @@ from harness.core.types import Benchmark
 from harness.strata.semantic import NA, TERTILES, cluster_mass, corpus_coverage
 from metrics.strata_stats import (
     SMALL,
+    Shuffles,
     StrataSpec,
     cluster_aggregates,
+    label_codes,
     pool_small,
     population_estimate,
     sigma_overall,
@@ -61,16 +63,28 @@ def variance(
     `n/a` label is a stratum like any other); and with hop and Δ or J strata, what Δ and J
     explain beyond hop (docs/stratification.md#variance-explained-vrr)."""
     out = {}
+    draws: dict[tuple, Shuffles] = {}  # one draw per set of defined queries, shared
+
+    def shuffles(keep: np.ndarray, groups=None) -> Shuffles | None:
+        if permutations < 1 or keep.sum() < 2:
+            return None
+        key = (keep.tobytes(), None if groups is None else groups.tobytes())
+        if key not in draws:
+            draws[key] = Shuffles(int(keep.sum()), permutations, seed, groups)
+        return draws[key]
+
     for name, v in values.items():
         keep = ~np.isnan(v)
         defined = v[keep]
+        plain = shuffles(keep)
         by = {}
         for strat, labs in strata.items():
             pooled = pool_small([lab for lab, k in zip(labs, keep) if k], min_queries)
-            by[strat] = _vrr_entry(defined, pooled, permutations, seed)
+            by[strat] = _vrr_entry(defined, pooled, permutations, seed, plain)
         entry: dict[str, Any] = {"sigma_overall": sigma_overall(v), "by": by}
         if "hop" in strata and any(s in strata for s in SIGNALS):
             hop = pool_small([lab for lab, k in zip(strata["hop"], keep) if k], min_queries)
+            within = shuffles(keep, label_codes(hop))
             entry["beyond_hop"] = {
                 s: _gain_entry(
                     defined,
@@ -79,6 +93,7 @@ def variance(
                     min_queries,
                     permutations,
                     seed,
+                    within,
                 )
                 for s in SIGNALS
                 if s in strata
@@ -87,9 +102,9 @@ def variance(
     return out
 
 
-def _vrr_entry(v: np.ndarray, pooled: list, permutations: int, seed: int) -> dict[str, Any]:
+def _vrr_entry(v: np.ndarray, pooled: list, permutations, seed, draw) -> dict[str, Any]:
     small = [lab for lab in pooled if lab == SMALL]
-    test = vrr_test(v, pooled, permutations=permutations, seed=seed)
+    test = vrr_test(v, pooled, permutations=permutations, seed=seed, shuffles=draw)
     return {
         "sigma_within": sigma_within(v, pooled),
         "vrr": vrr(v, pooled),
@@ -101,8 +116,16 @@ def _vrr_entry(v: np.ndarray, pooled: list, permutations: int, seed: int) -> dic
     }
 
 
-def _gain_entry(v, hop, signal, min_queries, permutations, seed) -> dict[str, Any]:
-    got = vrr_gain(v, hop, signal, min_queries=min_queries, permutations=permutations, seed=seed)
+def _gain_entry(v, hop, signal, min_queries, permutations, seed, draw) -> dict[str, Any]:
+    got = vrr_gain(
+        v,
+        hop,
+        signal,
+        min_queries=min_queries,
+        permutations=permutations,
+        seed=seed,
+        shuffles=draw,
+    )
     if got is None:
         keys = ("vrr_hop", "vrr_joint", "gain", "gain_null", "gain_adjusted", "p_value")
         return dict.fromkeys(keys)
