@@ -105,3 +105,15 @@ def test_a_missing_metric_names_the_authors_config_to_rescore(board):
     t, fails = reproduction(board, ["finance"], Options())
     assert fails == 1
     assert any("retriever=qwen3-8b-rare metrics.names=[ndcg@10]" in n for n in t.notes)
+
+
+def test_long_csv_gives_the_authors_setup_cell_its_published_number(board):
+    import csv
+    import io
+
+    from harness.report.leaderboard.publish import long_csv
+
+    rows = list(csv.DictReader(io.StringIO(long_csv(board, ["finance"]))))
+    published = {r["retriever"]: r["published"] for r in rows if r["stratification"] == "overall"}
+    assert published["qwen3-8b-rare"] == "0.7292" and published["qwen3-8b"] == "0.7292"
+    assert published["bm25"] == "0.5987"
