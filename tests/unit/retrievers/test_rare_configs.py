@@ -6,6 +6,7 @@ evaluation code (evaluation/models.py in github.com/gkswns0531/RARE)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import warnings
 
@@ -127,7 +128,9 @@ def test_the_command_line_sees_the_same_sweep(tmp_path):
     res = harness("+experiment=rare-table3", "--cfg", "hydra", cwd=tmp_path)
     sweep = OmegaConf.create(res.stdout).hydra.sweeper.params
     assert sweep.retriever.split(",")[2:] == [f"{m}-rare" for m in TABLE3]
-    res = harness("+experiment=rare-table3", "retriever=qwen3-8b-rare", "--cfg", "job", cwd=tmp_path)
+    res = harness(
+        "+experiment=rare-table3", "retriever=qwen3-8b-rare", "--cfg", "job", cwd=tmp_path
+    )
     job = OmegaConf.create(res.stdout)
     assert job.retriever.name == "qwen3-8b-rare" and job.retriever.dtype == "fp16"
     assert job.retriever.document_prompt_name == "document" and job.retrieval.depth == 100
@@ -153,7 +156,8 @@ def tiny(tmp_path_factory):
     hf, out = root / "hf", root / "st"
     hf.mkdir()
     words = "alpha beta gamma delta text here search query document passage web".split()
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ":", *words, *"abcdefghijklmnopqrstuvwxyz"]
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ":"]
+    vocab = [*specials, *words, *"abcdefghijklmnopqrstuvwxyz"]
     (hf / "vocab.txt").write_text("\n".join(vocab) + "\n")
     BertTokenizerFast(vocab_file=str(hf / "vocab.txt")).save_pretrained(hf)
     torch.manual_seed(0)
@@ -331,6 +335,34 @@ def test_unknown_prompt_name_on_the_command_line_is_one_error_line(tiny, tmp_pat
         check=False,
     )
     assert_one_line_error(res, tmp_path, "has no prompt named 'instruct_query' (for queries)")
+
+
+def test_an_authors_config_runs_end_to_end(tiny, tmp_path):
+    """e5-mistral-7b-rare on a local stand-in: fp16 weights on the CPU, the query prompt by
+    name, documents without one; the cache key records all of it."""
+    local = tmp_path / "model"
+    shutil.copytree(tiny, local)
+    (local / "README.md").write_text('SentenceTransformer("intfloat/e5-mistral-7b-instruct")\n')
+    args = (
+        "retriever=e5-mistral-7b-rare",
+        f"retriever.local_path={local}",
+        "corpus=demo",
+        "device=cpu",
+        f"cache_dir={tmp_path / 'emb'}",
+        "stats.bootstrap=0",
+    )
+    harness(*args, cwd=tmp_path)
+    (cell,) = (tmp_path / "results" / "demo").iterdir()
+    assert cell.name.startswith("e5-mistral-7b-rare[")  # local_path names a variant
+    metas = {
+        m["identity"]["prompt_name"]: m["identity"]
+        for m in (json.loads(f.read_text()) for f in (tmp_path / "emb").rglob("meta.json"))
+    }
+    assert set(metas) == {None, "web_search_query"}  # documents, queries
+    assert {m["dtype"] for m in metas.values()} == {"fp16"}
+    assert metas[None]["max_seq_length"] is None and "task" not in metas[None]
+    again = harness(*args, cwd=tmp_path)
+    assert "up to date" in again.stderr + again.stdout
 
 
 @pytest.mark.parametrize(
