@@ -152,7 +152,11 @@ CASES = [
     H("permutations-negative", "strata.permutations=-1", expect="strata.permutations must be"),
     H("permutations-huge", "strata.permutations=10000000", expect="strata.permutations is"),
     H("min-queries-zero", "strata.min_queries=0", expect="strata.min_queries must be a positive"),
-    H("min-cluster-entities-text", "strata.min_cluster_entities=two", expect="min_cluster_entities"),
+    H(
+        "min-cluster-entities-text",
+        "strata.min_cluster_entities=two",
+        expect="min_cluster_entities",
+    ),
     H(
         "cache-dir-is-a-file",
         "retriever=minilm",

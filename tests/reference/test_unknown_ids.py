@@ -369,6 +369,10 @@ def test_cli_run_file_keep_then_drop(tmp_path):
     assert doc["config"]["run"] == {"unknown_ids": "keep"}
     assert doc["benchmark"]["metadata"]["judged_not_in_corpus"]["chunks"] == 2
     assert cli(*args, cwd=tmp_path).stderr.count("is up to date") == 1
+    res = cli(*args[:-2], "metrics.k=[1,3,5,10]", "stats.bootstrap=0", cwd=tmp_path)
+    assert "scored its stored ranked list (no retrieval); added coverage@5" in res.stderr
+    assert _read(cell / "run.trec", qrels=False) == run  # rescored from run.trec: still in place
+    assert _check_cell(cell, qrels, run) > 80
 
     res = cli(*args, "run.unknown_ids=drop", cwd=tmp_path)  # another setting: recomputed
     assert "was computed with run.unknown_ids=keep; recomputed with run.unknown_ids=drop" in (
