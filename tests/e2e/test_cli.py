@@ -218,6 +218,6 @@ def test_non_editable_install_runs_from_any_directory(tmp_path):
 def test_help_lists_groups_and_examples(tmp_path):
     out = harness("--help", cwd=tmp_path).stdout
     assert "Usage: python -m harness" in out
-    assert "retriever: bge-m3, bm25, bm25-simple, custom, e5-large" in out
+    assert "retriever: bge-m3, bge-m3-rare, bm25, bm25-simple, custom, e5-large" in out
     assert "HARNESS_DATA_DIR" in out
     assert not (tmp_path / "results").exists()
