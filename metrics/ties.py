@@ -9,12 +9,14 @@ depth may share the last score, but the run does not say so, and it is not count
 Where a group sits decides what it can change: for a set metric at K (coverage, perfrecall,
 recall, P, success, Rprec) only the group that straddles K matters (which of its members make
 the top K); for a rank metric (nDCG, MRR, RR, AP) every group above K that mixes relevant and
-other chunks. A query without such a group needs no work: `tie_bounds` finds candidates with
-one vectorised pass over all scores and does the per-query work only for them.
+other chunks. A query without such a group needs no work: `screen` finds the candidates with
+array operations over all scores (reading relevance for tied chunks only), and the per-query
+work is done for them alone.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -24,8 +26,9 @@ from itertools import chain
 import numpy as np
 
 from harness.core.types import Benchmark, Query, Ranking, Run
-from metrics import standard
 from metrics.registry import Metric
+
+log = logging.getLogger("harness.metrics")
 
 EPS = 1e-12  # a value depends on ties when its range is wider than this
 LIMIT_BITS = 16  # exact set-cover tables up to 2**16 gold-group subsets per linked component
@@ -108,6 +111,12 @@ def tie_bounds(
             r = view.range(m)
             if r is not None:
                 _store(out[m.name], i, r, v)
+    rough = sorted(name for name, t in out.items() if not t.exact.all())
+    if rough:
+        log.info(
+            f"tie ranges of {', '.join(rough)} are outer bounds for some queries (gold groups "
+            "too entangled for the exact search; docs/metrics.md#ties)"
+        )
     return out
 
 
@@ -153,57 +162,60 @@ def screen(
     g_row, g_start, g_size = row[first][tied], pos[first][tied], size[tied]
     g_end = g_start + g_size
 
-    def per_group(x: np.ndarray, how=np.add) -> np.ndarray:
-        return how.reduceat(x, first)[tied]
-
-    cache: dict[object, np.ndarray] = {}
-
-    def grades(key: str) -> np.ndarray:
-        """Grade of each ranked chunk: in the judgments ("judged") or gold groups ("gold")."""
-        if key not in cache:
-            qs = benchmark.queries
-            if key == "gold":
-                judged = [{c: 1 for g in q.groups for c in g} for q in qs]
-            else:
-                judged = [q.judgments for q in qs]
-            cache[key] = _flat_grades(rankings, judged, benchmark.vocab)
-        return cache[key]
-
+    stats = _group_stats(benchmark, rankings, metrics, g_row, g_start, g_end)
     out = []
     for m in metrics:
         fam, k = m.family.name, m.k
         if fam in _GROUP:
-            hits = per_group((grades("gold") > 0).astype(np.int64))
-            varies = hits > 0  # every gold chunk can matter: several groups, overlaps
+            varies = stats["gold"] > 0  # any gold chunk can matter: several groups, overlaps
         elif fam == "ndcg_cut":
-            gain = np.maximum(grades("judged"), 0)
-            varies = per_group(gain, np.maximum) != per_group(gain, np.minimum)
+            varies = stats["gain_max"] != stats["gain_min"]
         else:
-            rel = per_group((grades("judged") >= m.level).astype(np.int64))
+            rel = stats[m.level]
             varies = (rel > 0) & (rel < g_size)
         if fam == "Rprec":
-            counts = [
-                sum(1 for g in q.judgments.values() if g >= m.level) for q in benchmark.queries
-            ]
-            cut = np.asarray(counts, np.int64)[g_row]
+            judged = (q.judgments.values() for q in benchmark.queries)
+            r = [sum(1 for g in j if g >= m.level) for j in judged]  # Rprec's cut: R
+            cut = np.asarray(r, np.int64)[g_row]
         else:
-            cut = np.full(len(g_row), np.iinfo(np.int64).max if k is None else k)
+            cut = np.full(len(g_row), _FAR if k is None else k)
         where = (g_start < cut) & (cut < g_end) if fam in _SET else g_start < cut
         out.append(np.unique(g_row[varies & where]))
     return out
 
 
-def _flat_grades(rankings, judgments, vocab) -> np.ndarray:
-    """The grade of every ranked chunk, all rankings end to end (0 when not judged)."""
-    judged = standard.prepare(judgments, vocab)
-    codes, offsets = standard.flat_codes(rankings, judged)
-    if not len(judged.keys):
-        return np.zeros(len(codes), np.int64)
-    rows = np.repeat(np.arange(len(rankings)), np.diff(offsets))
-    keys = rows * judged.stride + codes
-    at = np.minimum(np.searchsorted(judged.keys, keys), len(judged.keys) - 1)
-    hit = (codes >= 0) & (judged.keys[at] == keys)
-    return np.where(hit, judged.grades[at], 0)
+_FAR = np.iinfo(np.int64).max
+
+
+def _group_stats(benchmark, rankings, metrics, g_row, g_start, g_end) -> dict:
+    """Per tie group: how many of its chunks are gold ("gold"), relevant at each level used,
+    and its lowest and highest gain; only for groups that start above the deepest cut."""
+    reach = max((_FAR if m.k is None else m.k) for m in metrics)
+    gold_needed = any(m.family.name in _GROUP for m in metrics)
+    levels = sorted({m.level for m in metrics if m.family.kind == "standard"})
+    size = len(g_row)
+    out: dict[object, np.ndarray] = {"gold": np.zeros(size, np.int64)}
+    out |= {"gain_min": np.zeros(size, np.int64), "gain_max": np.zeros(size, np.int64)}
+    out |= {level: np.zeros(size, np.int64) for level in levels}
+    gold: dict[int, frozenset[str]] = {}
+    judged: dict[int, Mapping[str, int]] = {}
+    queries = benchmark.queries
+    for gi in np.flatnonzero(g_start < reach).tolist():
+        r, a, b = int(g_row[gi]), int(g_start[gi]), int(g_end[gi])
+        ids = rankings[r].ids[a:b]
+        if gold_needed:
+            if r not in gold:
+                gold[r] = frozenset().union(*queries[r].groups)
+            out["gold"][gi] = sum(c in gold[r] for c in ids)
+        if levels:
+            if r not in judged:
+                judged[r] = queries[r].judgments
+            grades = [judged[r].get(c, 0) for c in ids]
+            gains = [max(g, 0) for g in grades]
+            out["gain_min"][gi], out["gain_max"][gi] = min(gains), max(gains)
+            for level in levels:
+                out[level][gi] = sum(g >= level for g in grades)
+    return out
 
 
 def tie_groups(scores: Sequence[float]) -> list[tuple[int, int]]:
@@ -252,6 +264,8 @@ class _QueryView:
         self._masks: list[int] | None = None
         self._grades: list[int] | None = None
         self._judged: Mapping[str, int] | None = None
+        self._spans: tuple[np.ndarray, np.ndarray] | None = None
+        self._cache: dict[object, object] = {}
 
     # what each position holds
     @property
@@ -414,38 +428,83 @@ class _QueryView:
 
     # --------------------------------------------------------- standard metrics
 
+    def _layout(self):
+        """Per position: the start and size of its tie group (itself alone when untied)."""
+        if self._spans is None:
+            n = len(self.ids)
+            start, size = np.arange(n), np.ones(n, np.int64)
+            for a, b in self.blocks:
+                start[a:b], size[a:b] = a, b - a
+            self._spans = (start, size)
+        return self._spans
+
     def _ndcg_cut(self, k: int) -> Range | None:
         """trec_eval nDCG@K with grades as gains: within a tie group, best gains first gives
         the highest DCG, worst first the lowest, and each position's expected gain is the
-        group's mean gain (positions past K earn nothing)."""
-        gains = [max(g, 0) for g in self.grades]
-        blocks = [(a, b) for a, b in self.blocks if a < k and len(set(gains[a:b])) > 1]
-        positive = sorted((g for g in self.judged.values() if g > 0), reverse=True)
-        if not blocks or not positive:
+        group's mean gain (positions past K earn nothing). Cumulative sums per query serve
+        every K."""
+        if "ndcg" not in self._cache:
+            gains = np.maximum(np.asarray(self.grades, np.int64), 0)
+            best, worst = gains.astype(np.float64), gains.astype(np.float64)
+            mean = gains.astype(np.float64)
+            varied = []
+            for a, b in self.blocks:
+                g = np.sort(gains[a:b])
+                if g[0] != g[-1]:
+                    varied.append(a)
+                    best[a:b], worst[a:b], mean[a:b] = g[::-1], g, g.mean()
+            disc = np.log2(np.arange(2, len(gains) + 2, dtype=np.float64))
+            positive = sorted((g for g in self.judged.values() if g > 0), reverse=True)
+            ideal = np.asarray(positive, np.float64)
+            ideal = np.cumsum(ideal / np.log2(np.arange(2, len(ideal) + 2)))
+            sums = [np.cumsum(x / disc) for x in (worst, best, mean)]
+            self._cache["ndcg"] = (varied, ideal, sums)
+        varied, ideal, sums = self._cache["ndcg"]
+        if not varied or varied[0] >= k or not len(ideal):
             return None
-        best, worst, mean = list(gains), list(gains), [float(g) for g in gains]
-        for a, b in blocks:
-            best[a:b] = sorted(gains[a:b], reverse=True)
-            worst[a:b] = sorted(gains[a:b])
-            mean[a:b] = [sum(gains[a:b]) / (b - a)] * (b - a)
-        cut = min(k, len(gains))
-        disc = np.log2(np.arange(2, cut + 2, dtype=np.float64))
-        ideal = np.asarray(positive[:k], dtype=np.float64)
-        idcg = float(np.sum(ideal / np.log2(np.arange(2, len(ideal) + 2))))
+        cut, idcg = min(k, len(self.ids)) - 1, float(ideal[min(k, len(ideal)) - 1])
+        lo, hi, ex = (float(x[cut]) / idcg for x in sums)
+        return Range(lo, hi, ex)
 
-        def dcg(g):
-            return float(np.sum(np.asarray(g[:cut], dtype=np.float64) / disc)) / idcg
+    def _average_precision(self, cut: int, level: int, n_rel: int) -> Range | None:
+        """AP over the top `cut`: relevant chunks first in every tie group gives the highest,
+        last the lowest; the expectation is McSherry and Najork's closed form (each position
+        of a group is relevant with the group's share, pairs within it drawn without
+        replacement). Cumulative sums per query and level serve every cut."""
+        key = ("ap", level)
+        if key not in self._cache:
+            rel = np.asarray(self.grades, np.int64) >= level
+            start, size = self._layout()
+            before = np.concatenate([[0], np.cumsum(rel)])
+            r = before[start + size] - before[start]  # relevant in the position's group
+            off = np.arange(len(rel)) - start
+            rank = np.arange(1, len(rel) + 1, dtype=np.float64)
 
-        return Range(dcg(worst), dcg(best), dcg(mean))
+            def ap_terms(flags):
+                return np.cumsum(flags * np.cumsum(flags) / rank)
+
+            share = r / size
+            within = off * (r - 1) / np.maximum(size - 1, 1)
+            expected = np.cumsum(share * (1 + before[start] + within) / rank)
+            mixed = np.flatnonzero((r > 0) & (r < size))
+            first = int(mixed[0]) if len(mixed) else len(rel)
+            sums = (ap_terms(off >= size - r), ap_terms(off < r), expected)
+            self._cache[key] = (first, sums)
+        first, sums = self._cache[key]
+        if first >= cut:
+            return None
+        at = min(cut, len(self.ids)) - 1
+        lo, hi, ex = (float(x[at]) / n_rel for x in sums)
+        return Range(lo, hi, ex)
 
     def _binary(self, fam: str, k: int | None, level: int) -> Range | None:
         """The binary standard metrics at relevance `level`."""
         n_rel = sum(1 for g in self.judged.values() if g >= level)
         if n_rel == 0:
             return None
-        rel = [g >= level for g in self.grades]
         if fam in ("map", "map_cut"):
-            return _average_precision(rel, self.blocks, len(rel) if k is None else k, n_rel)
+            return self._average_precision(len(self.ids) if k is None else k, level, n_rel)
+        rel = [g >= level for g in self.grades]
         if fam == "recip_rank":
             return _reciprocal_rank(rel, self.blocks, k)
         cut = n_rel if fam == "Rprec" else k
@@ -776,38 +835,3 @@ def _reciprocal_rank(rel: list[bool], blocks, k: int) -> Range | None:
             return Range(1.0 / (last + 1) if last < k else 0.0, 1.0 / (p + 1), ex)
         p = b
     return None
-
-
-def _average_precision(rel: list[bool], blocks, cut: int, n_rel: int) -> Range | None:
-    """AP over the top `cut`: relevant chunks first in every tie group gives the highest,
-    last the lowest; the expectation is McSherry and Najork's closed form (each position
-    of a group is relevant with the group's share, pairs within it without replacement)."""
-    mixed = [(a, b) for a, b in blocks if a < cut and 0 < sum(rel[a:b]) < b - a]
-    if not mixed:
-        return None
-    best, worst = list(rel), list(rel)
-    for a, b in mixed:
-        r = sum(rel[a:b])
-        best[a:b] = [True] * r + [False] * (b - a - r)
-        worst[a:b] = [False] * (b - a - r) + [True] * r
-
-    def ap(flags) -> float:
-        total, seen = 0.0, 0
-        for p, f in enumerate(flags[:cut]):
-            if f:
-                seen += 1
-                total += seen / (p + 1.0)
-        return total / n_rel
-
-    start = {a: b for a, b in blocks}
-    ex, prior, p = 0.0, 0, 0
-    while p < min(cut, len(rel)):
-        b = start.get(p, p + 1)
-        n, r = b - p, sum(rel[p:b])
-        for j in range(p, min(b, cut)):
-            share = r / n
-            within = (j - p) * (r - 1) / (n - 1) if n > 1 else 0.0
-            ex += share * (1 + prior + within) / (j + 1)
-        prior += r
-        p = b
-    return Range(ap(worst), ap(best), ex / n_rel)

@@ -131,6 +131,57 @@ class Evaluation:
         index = pd.Index([q.query_id for q in b.queries], name="query_id")
         return pd.DataFrame(data, index=index)
 
+    @property
+    def ties(self):
+        """DataFrame indexed by (stratum, metric): the mean, the lowest and highest mean over
+        every order of tied scores (`low`, `high`), the expected mean under a random order
+        (`expected`, NaN where not tractable) and the number of queries whose value depends
+        on ties (`queries`); fractions. See docs/metrics.md#ties."""
+        import pandas as pd
+
+        agg = self.scored.aggregated
+        rows = [("overall", agg["overall"])]
+        for strat, by in agg.items():
+            if strat != "overall":
+                rows += [(f"{strat}={label}", s) for label, s in by.items()]
+        records = []
+        for stratum, s in rows:
+            for m in self.metrics:
+                low, high = (s.get("ties") or {}).get(m) or (np.nan, np.nan)
+                expected = (s.get("ties_expected") or {}).get(m)
+                records.append(
+                    {
+                        "stratum": stratum,
+                        "metric": m,
+                        "mean": np.nan if s["mean"][m] is None else s["mean"][m],
+                        "low": low,
+                        "high": high,
+                        "expected": np.nan if expected is None else expected,
+                        "queries": (s.get("tie_queries") or {}).get(m, 0),
+                    }
+                )
+        return pd.DataFrame.from_records(records).set_index(["stratum", "metric"])
+
+    @property
+    def per_query_ties(self):
+        """DataFrame indexed by query id: `<metric> low`, `<metric> high` and `<metric>
+        expected` per metric, each query's range over the orders of its tied scores (NaN
+        where the metric is undefined, or the expectation not tractable)."""
+        import pandas as pd
+
+        from metrics.registry import parse_metric
+        from metrics.ties import tie_bounds
+
+        metrics = [parse_metric(m) for m in self.metrics]
+        tied = tie_bounds(self.benchmark, self.run, metrics, self.values)
+        data: dict[str, Any] = {}
+        for m in self.metrics:
+            t = tied.get(m)
+            if t is not None:
+                data |= {f"{m} low": t.low, f"{m} high": t.high, f"{m} expected": t.expected}
+        index = pd.Index([q.query_id for q in self.benchmark.queries], name="query_id")
+        return pd.DataFrame(data, index=index)
+
     def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
         """The summary's means as a booktabs LaTeX table, in percent with two decimals."""
         df = self.summary[["n", *self.metrics]].copy()

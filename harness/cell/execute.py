@@ -341,6 +341,7 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         and stored["config"].get("stats") == json.loads(to_json(plan.config.get("stats")))
         and stored.get("display_name") == label["display_name"]
         and _stored_spec(stored) == plan.strata.as_config()
+        and "ties" in stored["results"]["overall"]  # cells from before tie ranges: rescore
     )
     if doc is None:
         same = same and semantic is None

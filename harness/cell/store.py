@@ -302,6 +302,12 @@ def _bad_shape(doc: Mapping[str, Any]) -> str | None:
     overall = doc["results"].get("overall")
     if not isinstance(overall, dict) or not isinstance(overall.get("mean"), dict):
         return "'results.overall.mean' should be an object"
+    ties = overall.get("ties")  # absent in cells from before tie ranges
+    if ties is not None and not (
+        isinstance(ties, dict)
+        and all(b is None or (isinstance(b, list) and len(b) == 2) for b in ties.values())
+    ):
+        return "'results.overall.ties' should map metrics to [low, high]"
     if not isinstance(doc["benchmark"].get("checksum"), str):
         return "'benchmark.checksum' should be a string"
     return None

@@ -38,7 +38,26 @@ def table(
         lines.append(
             f"({excluded} {noun} without gold {verb} left out of the means; NaN in per_query.csv)"
         )
+    tied = ties_line(aggregated["overall"], metric_names)
+    if tied:
+        lines.append(tied)
     return "\n".join(lines)
+
+
+def ties_line(overall: Mapping[str, Any], metric_names: Sequence[str], most: int = 4) -> str:
+    """One line naming the overall means that depend on tied scores, with their ranges
+    (metrics.json `ties`); empty when none does (or the cell predates tie ranges)."""
+    counts = overall.get("tie_queries") or {}
+    ranges = overall.get("ties") or {}
+    shown = [m for m in metric_names if counts.get(m) and ranges.get(m)]
+    if not shown:
+        return ""
+    n = max(counts[m] for m in shown)
+    who = "1 query's value depends" if n == 1 else f"{n} queries' values depend"
+    parts = [f"{m} {pct(ranges[m][0])}–{pct(ranges[m][1])}" for m in shown[:most]]
+    if len(shown) > most:
+        parts.append(f"+{len(shown) - most} more")
+    return f"ties: {who} on tied scores; {', '.join(parts)} (metrics.json: ties)"
 
 
 def aligned(header: list[str], body: list[list[str]], left: int = 1) -> list[str]:

@@ -77,7 +77,7 @@ def _summary(s) -> dict:
 
 def _cell(v: Value) -> str:
     if v.text is not None:
-        cls = {"OK": "ok", "FAIL": "fail"}.get(v.text, "")
+        cls = {"OK": "ok", "OK (ties)": "ok", "FAIL": "fail"}.get(v.text, "")
         return f'<td class="{cls}">{html.escape(v.text)}</td>'
     s = "-" if v.value is None else f"{v.value:.2f}"
     s += ("*" if v.mark else "") + ("†" if v.stale else "")

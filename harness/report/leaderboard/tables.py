@@ -287,6 +287,7 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
     """Every published number that has a reproduced cell, with the delta and OK / FAIL at the
     tolerance; returns the table and the number of FAILs."""
     rows, fails, unrun = [], 0, set()
+    tied = unrecorded = 0
     missing: dict[tuple[str, str], set[str]] = {}
     configs: dict[str, set[str]] = {AUTHORS: set(), SHIPPED: set(), MODEL_CARD: set()}
     for ref in board.references:
@@ -304,9 +305,20 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
         computed = ref.metric in (e.doc.get("metrics") or [])
         if not computed:
             missing.setdefault((ref.corpus, e.retriever), set()).add(ref.metric)
-        fails += computed and not ok and match.counts
+        span = tie_range(e, ref.metric)
+        slack = opts.tolerance + ROUNDING + 1e-9
+        by_ties = (
+            not ok
+            and computed
+            and not e.stale
+            and span is not None
+            and span[0] - slack <= ref.value <= span[1] + slack
+        )
+        tied += span is not None and span[1] - span[0] > 1e-9
+        unrecorded += computed and not _records_ties(e)
+        fails += computed and not ok and not by_ties and match.counts
         miss = "FAIL" if match.counts else "differs"
-        status = "OK" if ok else (miss if computed else "not computed")
+        status = "OK" if ok else "OK (ties)" if by_ties else (miss if computed else "not computed")
         rows.append(
             (
                 match.label,
@@ -318,6 +330,7 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
                     Value(got, stale=e.stale),
                     Value(text="-" if delta is None else f"{delta:+.2f}"),
                     Value(text=status),
+                    Value(text=_span_text(span, _records_ties(e) or not computed)),
                 ],
             )
         )
@@ -325,11 +338,31 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
         key="reproduction",
         title=f"Reproduction of the published numbers (tolerance ±{opts.tolerance:g} points)",
         stub="Retriever",
-        columns=["Corpus", "Metric", "Source", "Published", "Reproduced", "Δ", "Status"],
+        columns=[
+            "Corpus",
+            "Metric",
+            "Source",
+            "Published",
+            "Reproduced",
+            "Δ",
+            "Status",
+            "Tie range",
+        ],
         rows=rows,
     )
     if not rows:
         table.notes.append("no published number has a reproduced cell here")
+    if tied:
+        table.notes.append(
+            "Tie range: the lowest and highest reproduced value over every order of tied "
+            "scores (docs/metrics.md#ties); OK (ties): outside the tolerance but inside the "
+            f"tie range widened by the tolerance and {ROUNDING:g} (published numbers carry two "
+            "decimals); -: no query's value depends on tied scores"
+        )
+    if unrecorded:
+        table.notes.append(
+            "not recorded: the cell predates tie ranges; rerun it with force=true to record them"
+        )
     if unrun:
         table.notes.append(
             f"{len(unrun)} published (corpus, retriever) cells were not run here: "
@@ -349,6 +382,31 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
     if sources:
         table.notes.append("sources: " + ", ".join(sources) + " (see docs/metrics.md)")
     return table, fails
+
+
+ROUNDING = 0.005  # half a unit of the published numbers' last digit (two decimals)
+
+
+def tie_range(e: Entry, metric: str) -> tuple[float, float] | None:
+    """The cell's overall tie range of `metric` in percent (metrics.json `ties`), or None
+    where the cell records none (cells from before tie ranges)."""
+    ties = ((e.doc.get("results") or {}).get("overall") or {}).get("ties")
+    bounds = ties.get(metric) if isinstance(ties, dict) else None
+    if not isinstance(bounds, list) or len(bounds) != 2:
+        return None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bounds):
+        return None
+    return 100.0 * bounds[0], 100.0 * bounds[1]
+
+
+def _records_ties(e: Entry) -> bool:
+    return isinstance(((e.doc.get("results") or {}).get("overall") or {}).get("ties"), dict)
+
+
+def _span_text(span: tuple[float, float] | None, recorded: bool) -> str:
+    if span is None:
+        return "-" if recorded else "not recorded"
+    return "-" if span[1] - span[0] <= 1e-9 else f"{span[0]:.2f}–{span[1]:.2f}"
 
 
 def _compared_notes(configs: dict[str, set[str]]) -> list[str]:

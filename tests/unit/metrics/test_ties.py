@@ -190,10 +190,9 @@ def _subsets_brute(query, ranking, metric, a, b):
 
 
 def test_large_zero_tail_is_exact_without_enumerating_orders():
-    """A BM25-like run: 6 scored chunks, then 30 at score 0 (some gold, overlapping groups);
-    the set metrics at K = 10 come out exact against every subset that can make the cut,
-    and the rank metrics against the closed forms' brute-force counterpart on subsets."""
-    rng = random.Random(5)
+    """A BM25-like run: 6 scored chunks, then 30 at score 0 (some gold, overlapping groups):
+    30! orders, but the set metrics at K = 10 only see which 4 of the 30 make the cut; they
+    come out exact against every such subset."""
     ids = [f"d{i:02d}" for i in range(36)]
     scores = {c: (10.0 - i if i < 6 else 0.0) for i, c in enumerate(ids)}
     ranking = canonical(scores, depth=36)
@@ -219,7 +218,6 @@ def test_large_zero_tail_is_exact_without_enumerating_orders():
         assert (got.low, got.high) == (pytest.approx(lo), pytest.approx(hi)), name
         assert got.expected == pytest.approx(mean), name
         assert got.exact
-    del rng
 
 
 def test_outer_bounds_when_a_component_is_too_large(monkeypatch):
@@ -269,10 +267,25 @@ def test_summaries_carry_tie_ranges_over_the_same_queries_as_the_mean():
     assert "ties" not in aggregate(values, {})["overall"]
 
 
-def test_only_queries_with_ties_near_a_cut_are_visited():
-    scores = [(5.0, 4.0, 3.0, 3.0), (5.0, 5.0, 1.0, 0.0), (9.0, 8.0, 7.0, 6.0)]
-    rankings = [Ranking(tuple("abcd"), s) for s in scores]
-    assert list(ties.candidates(rankings, 2)) == [1]  # row 0's tie is at ranks 3 and 4
-    assert list(ties.candidates(rankings, 3)) == [0, 1]  # the pair (2, 3) straddles K = 3
-    assert list(ties.candidates(rankings, None)) == [0, 1]
+def test_only_queries_with_ties_that_can_matter_are_visited():
+    corpus = {c: Chunk(c, c) for c in "abcdefg"}
+    queries = tuple(Query(f"q{i}", "x", (frozenset("a"), frozenset("g"))) for i in range(4))
+    bench = Benchmark("t", corpus, queries, "sha256:0", "mem")
+    rankings = [
+        Ranking(tuple("abcd"), (5.0, 4.0, 3.0, 3.0)),  # tie at ranks 3-4, no gold in it
+        Ranking(tuple("gbcd"), (5.0, 5.0, 1.0, 0.0)),  # gold g tied with b at ranks 1-2
+        Ranking(tuple("abgd"), (9.0, 8.0, 7.0, 7.0)),  # gold g tied with d at ranks 3-4
+        Ranking(tuple("agcd"), (9.0, 8.0, 7.0, 6.0)),  # no tie
+    ]
+    names = ["coverage@1", "coverage@2", "coverage@3", "mrr@2", "mrr@4", "recall@3", "map"]
+    rows = ties.screen(bench, rankings, [parse_metric(n) for n in names])
+    assert {n: r.tolist() for n, r in zip(names, rows)} == {
+        "coverage@1": [1],  # only row 1's tie straddles K = 1
+        "coverage@2": [],  # row 1's tie lies inside the top 2: the set is the same
+        "coverage@3": [2],
+        "mrr@2": [1],
+        "mrr@4": [1, 2],
+        "recall@3": [2],
+        "map": [1, 2],
+    }
     assert ties.tie_groups((3.0, 3.0, 2.0, 1.0, 1.0, 1.0)) == [(0, 2), (3, 6)]
