@@ -44,17 +44,22 @@ class Evaluation:
         """Metric -> per-query values in benchmark query order (NaN where undefined)."""
         return self.scored.values
 
+    def _strata_rows(self) -> list[tuple[str, dict[str, Any]]]:
+        """(overall, its summary), then (`<stratification>=<label>`, summary) for each stratum."""
+        agg = self.scored.aggregated
+        rows = [("overall", agg["overall"])]
+        for strat, by in agg.items():
+            if strat != "overall":
+                rows += [(f"{strat}={label}", s) for label, s in by.items()]
+        return rows
+
     @property
     def summary(self):
         """DataFrame: one row per stratum (overall, hop=1, ...), columns n, each metric's mean
         and, with bootstrap CIs, `<metric> ci_low` / `<metric> ci_high` (fractions, not %)."""
         import pandas as pd
 
-        agg = self.scored.aggregated
-        rows = [("overall", agg["overall"])]
-        for strat, by in agg.items():
-            if strat != "overall":
-                rows += [(f"{strat}={label}", s) for label, s in by.items()]
+        rows = self._strata_rows()
         records = []
         for stratum, s in rows:
             rec: dict[str, Any] = {"stratum": stratum, "n": s["n"]}
@@ -139,11 +144,7 @@ class Evaluation:
         on ties (`queries`); fractions. See docs/metrics.md#ties."""
         import pandas as pd
 
-        agg = self.scored.aggregated
-        rows = [("overall", agg["overall"])]
-        for strat, by in agg.items():
-            if strat != "overall":
-                rows += [(f"{strat}={label}", s) for label, s in by.items()]
+        rows = self._strata_rows()
         records = []
         for stratum, s in rows:
             for m in self.metrics:

@@ -54,23 +54,14 @@ def _row(e: Entry, metric: str) -> list[Value]:
         metric
     ) or {}
     bounds = pop.get("bounds")
-    return [
-        _t(hop.get("vrr")),
-        _t(hop.get("vrr_adjusted")),
-        _t(hop.get("p_value")),
-        _t(cluster.get("vrr")),
-        _t(cluster.get("vrr_null")),
-        _t(cluster.get("vrr_adjusted")),
-        _t(cluster.get("p_value")),
-        _t(d.get("gain")),
-        _t(d.get("p_value")),
-        _t(j.get("gain")),
-        _t(j.get("p_value")),
-        _pct(pop.get("plain")),
-        _pct(pop.get("weighted")),
-        Value(text="-" if not bounds else f"{100 * bounds[0]:.2f}–{100 * bounds[1]:.2f}"),
-        Value(text="-" if pop.get("uncovered") is None else f"{100 * pop['uncovered']:.1f}"),
-    ]
+    return (
+        [_t(hop.get(k)) for k in ("vrr", "vrr_adjusted", "p_value")]
+        + [_t(cluster.get(k)) for k in ("vrr", "vrr_null", "vrr_adjusted", "p_value")]
+        + [_t(signal.get(k)) for signal in (d, j) for k in ("gain", "p_value")]
+        + [_pct(pop.get("plain")), _pct(pop.get("weighted"))]
+        + [Value(text="-" if not bounds else f"{100 * bounds[0]:.2f}–{100 * bounds[1]:.2f}")]
+        + [Value(text="-" if pop.get("uncovered") is None else f"{100 * pop['uncovered']:.1f}")]
+    )
 
 
 def strata_table(board: Board, corpus: str, opts: Options) -> Table | None:
