@@ -48,9 +48,13 @@ def test_build_once_cached_deterministic_and_report(tmp_path):
     assert "## Largest zero-query clusters" in again.stdout
     md, js = path.with_suffix(".report.md"), path.with_suffix(".report.json")
     report = json.loads(js.read_text())
-    assert report["msc"] == doc["summary"]["msc"] and len(report["clusters"]) == len(
+    assert report["all"]["msc"] == doc["summary"]["msc"] and len(report["clusters"]) == len(
         doc["clusters"]
     )
+    # one-entity clusters left out of the headline figures (strata.min_cluster_entities=2)
+    big = [c for c in doc["clusters"] if c["n_entities"] >= 2]
+    assert report["n_clusters"] == len(big) and report["min_cluster_entities"] == 2
+    assert report["msc"] == sum(c["n_queries"] > 0 for c in big) / len(big)
     assert "| cluster | label | entities | chunks | queries | primary |" in md.read_text()
 
     # rebuilt from scratch (no embedding cache) elsewhere: the same bytes
