@@ -56,8 +56,8 @@ def stratify(cfg: dict[str, Any], *, report: bool = False) -> None:
     print(f"stratifying {bench.name} ({len(bench.corpus)} chunks, {len(bench.queries)} queries)")
     force = bool(cfg.get("force", False))
     doc, path, status = strata_file.ensure(bench, cfg, runtime, force=force)
-    min_entities = strata_spec(cfg.get("strata") or {}, cfg.get("stats") or {})
-    min_entities = min_entities.min_cluster_entities
+    spec = strata_spec(cfg.get("strata") or {}, cfg.get("stats") or {})
+    min_entities = spec.min_cluster_entities
     print(strata_report.summary(doc, min_entities))
     print(f"strata file ({status}, {time.perf_counter() - started:.1f} s): {path}")
     if report:

@@ -140,22 +140,37 @@ def _gain_entry(v, hop, signal, min_queries, permutations, seed, draw) -> dict[s
     }
 
 
+def _crosstab(
+    values: Mapping[str, np.ndarray],
+    rows: np.ndarray,
+    row_labels: Sequence[str],
+    cols: np.ndarray,
+    col_labels: Sequence[str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Query counts and the mean of each metric (None where a cell has no query with a
+    value) in every rows × cols cell."""
+    counts = {
+        r: {c: int(((rows == r) & (cols == c)).sum()) for c in col_labels} for r in row_labels
+    }
+    means: dict[str, Any] = {}
+    for name, v in values.items():
+        means[name] = {}
+        for r in row_labels:
+            means[name][r] = {}
+            for c in col_labels:
+                cell = v[(rows == r) & (cols == c)]
+                cell = cell[~np.isnan(cell)]
+                means[name][r][c] = float(cell.mean()) if len(cell) else None
+    return counts, means
+
+
 def grid(
     values: Mapping[str, np.ndarray], dispersion: Sequence[str], alignment: Sequence[str]
 ) -> dict[str, Any]:
     """The 3×3 Δ tertile × J tertile grid: query counts, and the mean of each metric (None
     where a cell has no query). Queries with an undefined Δ or J are counted apart."""
     d, j = np.asarray(dispersion, dtype=object), np.asarray(alignment, dtype=object)
-    counts = {dl: {jl: int(((d == dl) & (j == jl)).sum()) for jl in TERTILES} for dl in TERTILES}
-    means: dict[str, Any] = {}
-    for name, v in values.items():
-        means[name] = {}
-        for dl in TERTILES:
-            means[name][dl] = {}
-            for jl in TERTILES:
-                cell = v[(d == dl) & (j == jl)]
-                cell = cell[~np.isnan(cell)]
-                means[name][dl][jl] = float(cell.mean()) if len(cell) else None
+    counts, means = _crosstab(values, d, TERTILES, j, TERTILES)
     return {"n": counts, "n_undefined": int(((d == NA) | (j == NA)).sum()), "mean": means}
 
 
@@ -183,7 +198,9 @@ def strata_name(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def coverage_figures(doc: Mapping[str, Any], min_entities: int) -> dict[str, Any]:
+def coverage_figures(
+    doc: Mapping[str, Any], min_entities: int, chunk_clusters: Mapping | None = None
+) -> dict[str, Any]:
     """MSC, SCC, ZQC and the cluster count without clusters of fewer than `min_entities`
     entities (one-entity clusters are names with no neighbour at τ; they dominate the raw
     counts), and under `all` the figures over every cluster, as the strata file has them."""
@@ -191,7 +208,7 @@ def coverage_figures(doc: Mapping[str, Any], min_entities: int) -> dict[str, Any
     raw = {k: summary[k] for k in ("n_clusters", "msc", "scc", "zqc")}
     counted = {int(c["id"]) for c in doc["clusters"] if c["n_entities"] >= min_entities}
     cov = corpus_coverage(
-        _chunk_clusters(doc),
+        _chunk_clusters(doc) if chunk_clusters is None else chunk_clusters,
         [q["clusters"] for q in doc["queries"].values()],
         summary["n_clusters"],
         scc_min=doc["params"]["scc_min"],
@@ -214,11 +231,14 @@ def _chunk_clusters(doc: Mapping[str, Any]) -> dict[str, list[int]]:
 
 
 def population(
-    values: Mapping[str, np.ndarray], clusters: Sequence[str], doc: Mapping[str, Any]
+    values: Mapping[str, np.ndarray],
+    clusters: Sequence[str],
+    doc: Mapping[str, Any],
+    chunk_clusters: Mapping | None = None,
 ) -> dict[str, Any]:
     """The population-weighted estimate of every metric over the clusters, each weighted by
     its share of the corpus's chunks (docs/stratification.md#population-weighted-estimate)."""
-    mass, without = cluster_mass(_chunk_clusters(doc))
+    mass, without = cluster_mass(_chunk_clusters(doc) if chunk_clusters is None else chunk_clusters)
     shares = {str(c): w for c, w in mass.items()}
     labs = [None if c == NA else c for c in clusters]
     return {
@@ -241,16 +261,7 @@ def hop_grids(
             continue
         sig = np.asarray(strata[signal], dtype=object)
         cols = [t for t in (*TERTILES, NA) if t != NA or (sig == NA).any()]
-        counts = {h: {t: int(((hop == h) & (sig == t)).sum()) for t in cols} for h in hops}
-        means: dict[str, Any] = {}
-        for name, v in values.items():
-            means[name] = {}
-            for h in hops:
-                means[name][h] = {}
-                for t in cols:
-                    cell = v[(hop == h) & (sig == t)]
-                    cell = cell[~np.isnan(cell)]
-                    means[name][h][t] = float(cell.mean()) if len(cell) else None
+        counts, means = _crosstab(values, hop, hops, sig, cols)
         out[signal] = {"n": counts, "mean": means}
     return out
 
@@ -264,6 +275,7 @@ def section(
 ) -> dict[str, Any]:
     """The `semantic` block of metrics.json."""
     used = {c for c in strata["cluster"] if c != NA}
+    chunk_clusters = _chunk_clusters(doc)  # read once for coverage and population
     clusters = {
         str(c["id"]): {k: c[k] for k in ("label", "n_entities", "n_chunks")}
         for c in doc["clusters"]
@@ -274,10 +286,10 @@ def section(
         "params": doc["params"],
         "tertiles": doc["tertiles"],
         "min_queries": spec.min_queries,
-        "coverage": coverage_figures(doc, spec.min_cluster_entities),
+        "coverage": coverage_figures(doc, spec.min_cluster_entities, chunk_clusters),
         "clusters": clusters,
         "grid": grid(values, strata["dispersion"], strata["alignment"]),
         "hop_grid": hop_grids(values, strata),
         "aggregates": aggregates(values, strata["cluster"], spec.min_queries),
-        "population": population(values, strata["cluster"], doc),
+        "population": population(values, strata["cluster"], doc, chunk_clusters),
     }
