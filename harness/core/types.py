@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cached_property
 from itertools import repeat
 from pathlib import Path
@@ -21,6 +22,7 @@ class Chunk:
     chunk_id: str
     text: str
     title: str = ""
+    date: date | None = None  # when the passage was written (dated relevance)
 
     @property
     def index_text(self) -> str:
@@ -28,22 +30,50 @@ class Chunk:
         return f"{self.title} {self.text}" if self.title else self.text
 
 
+ANSWERABLE = ("yes", "partial", "no")  # Query.answerable; also the stratum labels
+
+# A free query field's value (Query.fields): categorical or numeric.
+FieldValue = str | int | float | bool | None
+
+
 @dataclass(frozen=True)
 class Query:
-    """A query and its redundancy-aware gold: each group is one required piece of information."""
+    """A query and its redundancy-aware gold: each group is one required piece of information.
+
+    `groups` are the pieces the corpus holds (what is scored); `absent` are pieces the query
+    needs that the corpus does not hold (CRUMQs' out-of-corpus hops). `answerable` is "yes"
+    (nothing absent), "partial" (some groups absent) or "no" (every piece absent: the query is
+    unanswerable from the corpus; its recall-type metrics are NaN). `labels` are the named
+    relevance labels of judged chunks as the data gives them (GaRAGe: ANSWER-THE-QUESTION,
+    RELATED, OUTDATED, UNKNOWN, IRRELEVANT); harness.data.relevance.judge turns them into
+    graded `qrels` and sets `outdated` and `max_age_days`."""
 
     query_id: str
     text: str
     groups: tuple[frozenset[str], ...]
     qrels: Mapping[str, int] | None = None
-    answer: str | None = None
+    answers: tuple[str, ...] = ()  # acceptable answers (any of them counts)
     listed_groups: int | None = None  # groups as the file listed them, repeats included
+    absent: tuple[frozenset[str], ...] = ()  # required pieces the corpus does not hold
+    answerable: str = "yes"  # one of ANSWERABLE
+    labels: Mapping[str, str] | None = None  # chunk id -> relevance label name
+    date: date | None = None  # when the question was asked (dated relevance)
+    fields: Mapping[str, FieldValue] = field(default_factory=dict)  # free metadata
+    outdated: frozenset[str] | None = None  # judged chunks labelled outdated (set by judge)
+    max_age_days: int | None = None  # validity window: older passages are outdated (judge)
+
+    @property
+    def answer(self) -> str | None:
+        """The first acceptable answer (None when the query has none)."""
+        return self.answers[0] if self.answers else None
 
     @property
     def hop(self) -> int:
-        """Hop depth: the number of gold groups the benchmark lists (a repeated group is scored
-        once but keeps its hop, as the published per-hop counts do)."""
-        return self.listed_groups if self.listed_groups is not None else len(self.groups)
+        """Hop depth: the number of gold groups the benchmark lists, absent ones included (a
+        repeated group is scored once but keeps its hop, as the published per-hop counts do)."""
+        if self.listed_groups is not None:
+            return self.listed_groups
+        return len(self.groups) + len(self.absent)
 
     @property
     def judgments(self) -> Mapping[str, int]:
@@ -52,6 +82,23 @@ class Query:
         if self.qrels is not None:
             return self.qrels
         return {chunk: 1 for g in self.groups for chunk in sorted(g)}
+
+    def is_outdated(self, chunk: Chunk) -> bool:
+        """Whether `chunk` is outdated for this query: labelled so, or dated more than the
+        query's validity window before the query's date."""
+        if self.outdated is not None and chunk.chunk_id in self.outdated:
+            return True
+        if self.max_age_days is None or self.date is None or chunk.date is None:
+            return False
+        return (self.date - chunk.date).days > self.max_age_days
+
+    @property
+    def dated(self) -> bool:
+        """Whether outdatedness is known for this query (labels were judged, or it has a date
+        and a validity window): outdated@K is NaN otherwise."""
+        return self.outdated is not None or (
+            self.max_age_days is not None and self.date is not None
+        )
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,8 @@ def _redqa_corpus(path: Path, raw: Any) -> dict[str, Chunk]:
                 f"{path}: corpus chunk '{cid}' needs a string 'content' field "
                 f"(found {type(text).__name__})"
             )
-        corpus[cid] = Chunk(cid, text)
+        when = parse_date(entry.get("date"), f"{path}: corpus chunk '{cid}': 'date'")
+        corpus[cid] = Chunk(cid, text, date=when)
     return corpus
 
 
@@ -167,36 +169,177 @@ def _redqa_query(path: Path, i: int, q: Any) -> Query:
     qid = q.get("query_id")
     if not isinstance(qid, str) or not qid:
         raise BenchmarkError(f"{where} needs a non-empty string 'query_id'")
-    where = f"{path}: query '{qid}' (queries[{i}])"
+    return query_record(f"{path}: query '{qid}' (queries[{i}])", q)
+
+
+def query_record(where: str, q: Mapping[str, Any]) -> Query:
+    """A query from a RedQA-style record (`query_id`, `question`, `gold_chunk_groups` and the
+    optional keys of docs/protocols.md: `group_present`, `answerable`, `answer(s)`, `labels`,
+    `date`, `metadata`); `where` names it in errors. The Hub loader maps its columns to
+    these keys and comes through here too."""
+    qid = q.get("query_id")
     text = q.get("question")
     if not isinstance(text, str) or not text.strip():
         raise BenchmarkError(f"{where} needs a non-empty 'question' (found {text!r})")
     raw_groups = q.get("gold_chunk_groups")
+    present = _present(where, q.get("group_present"), raw_groups)
     if not isinstance(raw_groups, list) or not all(
-        isinstance(g, list) and g and all(isinstance(c, str) for c in g) for g in raw_groups
+        isinstance(g, list) and (g or not keep) and all(isinstance(c, str) for c in g)
+        for g, keep in zip(raw_groups, present)
     ):
         raise BenchmarkError(
             f"{where}: 'gold_chunk_groups' must be a list of non-empty lists of chunk ids "
-            f"(found {_short(raw_groups)}); use [] for a query without gold"
+            f"(found {_short(raw_groups)}); use [] for a query without gold (an absent group, "
+            f"group_present false, may be [])"
         )
     groups: list[frozenset[str]] = []
-    for no, group in enumerate(raw_groups):
+    absent: list[frozenset[str]] = []
+    for no, (group, here) in enumerate(zip(raw_groups, present)):
         members = frozenset(group)
-        if members in groups:
+        kept = groups if here else absent
+        if members in kept and members:
             # A group listed twice is still one piece of information: keep the hop honest.
             log.info(
-                f"{where}: gold group {no + 1} {sorted(members)} repeats group "
-                f"{groups.index(members) + 1}; scored once, hop stays {len(raw_groups)} as listed"
+                f"{where}: gold group {no + 1} {sorted(members)} repeats an earlier group; "
+                f"scored once, hop stays {len(raw_groups)} as listed"
             )
             continue
-        groups.append(members)
-    answer = q.get("answer")
+        kept.append(members)
+    answerable = _answerable(where, q.get("answerable"), groups, absent)
+    listed = len(raw_groups) if len(groups) + len(absent) != len(raw_groups) else None
     return Query(
-        query_id=qid,
+        query_id=str(qid),
         text=text,
         groups=tuple(groups),
-        listed_groups=len(raw_groups) if len(groups) != len(raw_groups) else None,
-        answer=answer if isinstance(answer, str) else None,
+        listed_groups=listed,
+        answers=_answers(where, q),
+        absent=tuple(absent),
+        answerable=answerable,
+        labels=_labels(where, q.get("labels")),
+        date=parse_date(q.get("date"), f"{where}: 'date'"),
+        fields=_fields(where, q.get("metadata")),
+    )
+
+
+def _present(where: str, raw: Any, groups: Any) -> list[bool]:
+    """`group_present`: one boolean per listed gold group (default: every group present)."""
+    n = len(groups) if isinstance(groups, list) else 0
+    if raw is None:
+        return [True] * n
+    if not isinstance(raw, list) or not all(isinstance(x, bool) for x in raw) or len(raw) != n:
+        raise BenchmarkError(
+            f"{where}: 'group_present' must be a list of {n} true/false values, one per gold "
+            f"group (found {_short(raw)})"
+        )
+    return raw
+
+
+def _answerable(where: str, raw: Any, groups: list, absent: list) -> str:
+    """'yes' | 'partial' | 'no', as the record says (true / "partial" / false) or, when it
+    says nothing, as the groups it marks absent imply; a contradiction is an error."""
+    implied = "no" if absent and not groups else "partial" if absent else "yes"
+    if raw is None:
+        return implied
+    if isinstance(raw, bool):
+        said: str | None = "yes" if raw else "no"
+    else:
+        said = "partial" if raw == "partial" else None
+    if said is None:
+        raise BenchmarkError(
+            f"{where}: 'answerable' is {_short(raw)}; write true, false or \"partial\""
+        )
+    if said == "no" and groups:
+        raise BenchmarkError(
+            f"{where}: 'answerable' is false but {len(groups)} gold group(s) are present in "
+            f'the corpus; mark them group_present false or set answerable true / "partial"'
+        )
+    if said == "yes" and absent:
+        raise BenchmarkError(
+            f"{where}: 'answerable' is true but {len(absent)} gold group(s) are marked absent "
+            f'(group_present false); set answerable "partial" (or false)'
+        )
+    if said == "partial" and not (absent and groups):
+        raise BenchmarkError(
+            f"{where}: 'answerable' is \"partial\" but {'no' if not absent else 'every'} gold "
+            f"group is marked absent; a partial query needs some groups with group_present "
+            f"false and some present"
+        )
+    return said
+
+
+def _answers(where: str, q: Mapping[str, Any]) -> tuple[str, ...]:
+    """`answer` (a string) and/or `answers` (a list of strings): every acceptable answer,
+    first listed first, each once."""
+    out: list[str] = []
+    one = q.get("answer")
+    if one is not None:
+        if not isinstance(one, str):
+            raise BenchmarkError(f"{where}: 'answer' must be a string (found {_short(one)})")
+        out.append(one)
+    many = q.get("answers")
+    if many is not None:
+        if not isinstance(many, list) or not all(isinstance(a, str) for a in many):
+            raise BenchmarkError(
+                f"{where}: 'answers' must be a list of strings (found {_short(many)})"
+            )
+        out += many
+    return tuple(dict.fromkeys(a for a in out if a.strip()))
+
+
+def _labels(where: str, raw: Any) -> dict[str, str] | None:
+    """`labels`: {chunk id: label name}; names are checked against relevance.grades when the
+    benchmark is judged (harness.data.relevance)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(
+        isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip()
+        for k, v in raw.items()
+    ):
+        raise BenchmarkError(
+            f"{where}: 'labels' must be an object of chunk id -> label name, e.g. "
+            f'{{"doc1": "RELATED"}} (found {_short(raw)})'
+        )
+    return dict(raw)
+
+
+def _fields(where: str, raw: Any) -> dict[str, Any]:
+    """`metadata`: free query fields; each value a string, number, boolean or null."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise BenchmarkError(f"{where}: 'metadata' must be an object (found {_short(raw)})")
+    for key, value in raw.items():
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            raise BenchmarkError(
+                f"{where}: metadata field '{key}' is {_short(value)}; a query field must be a "
+                f"string, number, boolean or null"
+            )
+        if isinstance(value, float) and value != value:
+            raise BenchmarkError(f"{where}: metadata field '{key}' is NaN; use null")
+    return dict(raw)
+
+
+def parse_date(raw: Any, where: str) -> date | None:
+    """An ISO 8601 date ('2024-05-01'; a date-time is cut to its date); None when absent."""
+    if raw is None:
+        return None
+    if isinstance(raw, date) and not isinstance(raw, datetime):
+        return raw
+    if isinstance(raw, datetime):
+        return raw.date()
+    if isinstance(raw, str):
+        text = raw.strip()
+        try:
+            return (
+                date.fromisoformat(text)
+                if len(text) == 10
+                else datetime.fromisoformat(text.replace("Z", "+00:00")).date()
+            )
+        except ValueError:
+            pass
+    raise BenchmarkError(
+        f"{where} is {_short(raw) if not isinstance(raw, str) else repr(raw)}, not a date; "
+        f"write it as YYYY-MM-DD"
     )
 
 
@@ -260,25 +403,24 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
             raise BenchmarkError(f"{folder / 'corpus.jsonl'}:{line_no}: 'text' must be a string")
         if cid in corpus:
             raise BenchmarkError(f"{folder / 'corpus.jsonl'}:{line_no}: duplicate _id '{cid}'")
-        corpus[cid] = Chunk(cid, text, str(row.get("title") or ""))
+        when = parse_date(row.get("date"), f"{folder / 'corpus.jsonl'}:{line_no}: 'date'")
+        corpus[cid] = Chunk(cid, text, str(row.get("title") or ""), date=when)
     if not corpus:
         raise BenchmarkError(f"{folder / 'corpus.jsonl'}: the corpus is empty")
     texts: dict[str, str] = {}
+    rows: dict[str, tuple[str, dict]] = {}
     for line_no, row in _jsonl(folder / "queries.jsonl", digest):
         qid = _field(folder / "queries.jsonl", line_no, row, "_id")
         text = row.get("text")
         if not isinstance(text, str) or not text.strip():
             raise BenchmarkError(f"{folder / 'queries.jsonl'}:{line_no}: query '{qid}' has no text")
         texts[qid] = text
-    qrels, absent = _beir_qrels(folder, split, digest, corpus, texts)
+        rows[qid] = (f"{folder / 'queries.jsonl'}:{line_no}: query '{qid}'", row)
+    qrels, labels, absent = _beir_qrels(folder, split, digest, corpus, texts, rows)
     queries = tuple(
-        Query(
-            query_id=qid,
-            text=texts[qid],
-            groups=tuple(frozenset([cid]) for cid, grade in judged.items() if grade > 0),
-            qrels=judged,
-        )
-        for qid, judged in qrels.items()
+        _beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
+        for qid in texts
+        if qid in qrels or qid in labels or rows[qid][1].get("answerable") is False
     )
     metadata: dict[str, Any] = {
         "format": "beir",
@@ -295,6 +437,40 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
         checksum="sha256:" + digest.hexdigest(),
         source=str(folder),
         metadata=metadata,
+    )
+
+
+def _beir_query(
+    qid: str,
+    text: str,
+    judged: dict[str, int] | None,
+    labelled: dict[str, str] | None,
+    where: str,
+    row: Mapping[str, Any],
+) -> Query:
+    """A BEIR query: each chunk judged grade > 0 is its own group (labelled chunks get their
+    groups when the benchmark is judged: their grades come from relevance.grades); the row's
+    optional `answerable`, `answer(s)`, `date` and `metadata` keys as in RedQA JSON."""
+    groups = tuple(frozenset([cid]) for cid, grade in (judged or {}).items() if grade > 0)
+    raw = row.get("answerable")
+    if raw is False and groups:
+        raise BenchmarkError(
+            f"{where}: 'answerable' is false but the qrels judge {len(groups)} chunk(s) "
+            f"relevant; an unanswerable query has no relevant chunk"
+        )
+    if raw is not None and raw is not True and raw is not False:
+        hint = ' ("partial" needs gold groups: use RedQA JSON)' if raw == "partial" else ""
+        raise BenchmarkError(f"{where}: 'answerable' is {_short(raw)}; write true or false{hint}")
+    return Query(
+        query_id=qid,
+        text=text,
+        groups=groups,
+        qrels=judged if judged is not None or labelled else {},
+        answers=_answers(where, row),
+        answerable="no" if raw is False else "yes",
+        labels=labelled,
+        date=parse_date(row.get("date"), f"{where}: 'date'"),
+        fields=_fields(where, row.get("metadata")),
     )
 
 
@@ -324,10 +500,16 @@ def _field(path: Path, line_no: int, row: dict, key: str) -> str:
 
 
 def _beir_qrels(
-    folder: Path, split: str, digest: Any, corpus: Mapping[str, Chunk], texts: Mapping[str, str]
-) -> tuple[dict[str, dict[str, int]], dict[str, Any] | None]:
-    """The judgments per query, and what they say of chunks corpus.jsonl lacks (kept, as
-    trec_eval keeps them; None when there are none)."""
+    folder: Path,
+    split: str,
+    digest: Any,
+    corpus: Mapping[str, Chunk],
+    texts: Mapping[str, str],
+    rows: Mapping[str, tuple[str, dict]],
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]], dict[str, Any] | None]:
+    """The graded judgments and the named labels (a score column that is not an integer is a
+    label name, e.g. RELATED) per query, and what they say of chunks corpus.jsonl lacks
+    (kept, as trec_eval keeps them; None when there are none)."""
     path = folder / "qrels" / f"{split}.tsv"
     if not path.is_file():
         found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
@@ -338,6 +520,7 @@ def _beir_qrels(
     raw = path.read_bytes()
     digest.update(b"qrels/" + path.name.encode() + b"\0" + raw)
     qrels: dict[str, dict[str, int]] = {}
+    labels: dict[str, dict[str, str]] = {}
     first_line: dict[tuple[str, str], int] = {}
     for line_no, line in enumerate(_text(path, raw).splitlines(), start=1):
         parts = line.split("\t") if "\t" in line else line.split()
@@ -350,14 +533,24 @@ def _beir_qrels(
                 f"{path}:{line_no}: expected 'query-id corpus-id score', found {line!r}"
             )
         qid, cid, grade_text = parts
-        try:
-            grade = int(grade_text)
-        except ValueError:
-            raise BenchmarkError(
-                f"{path}:{line_no}: score '{grade_text}' is not an integer"
-            ) from None
         if qid not in texts:
             raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
+        grade = _grade(grade_text)
+        if grade is None:
+            if not grade_text[:1].isalpha():
+                raise BenchmarkError(
+                    f"{path}:{line_no}: score '{grade_text}' is neither an integer grade nor "
+                    f"a label name (e.g. RELATED)"
+                )
+            named = labels.setdefault(qid, {})
+            if cid in named and named[cid] != grade_text:
+                raise BenchmarkError(
+                    f"{path}:{line_no}: query '{qid}' labels chunk '{cid}' {grade_text}, but "
+                    f"line {first_line[qid, cid]} labelled it {named[cid]}; keep one label per pair"
+                )
+            first_line.setdefault((qid, cid), line_no)
+            named[cid] = grade_text
+            continue
         judged = qrels.setdefault(qid, {})
         if cid in judged and judged[cid] != grade:
             raise BenchmarkError(
@@ -366,12 +559,25 @@ def _beir_qrels(
             )
         first_line.setdefault((qid, cid), line_no)
         judged[cid] = grade
-    if not qrels:
+    both = sorted((q, c) for q in set(qrels) & set(labels) for c in set(qrels[q]) & set(labels[q]))
+    if both:
+        q, c = both[0]
+        raise BenchmarkError(
+            f"{path}: query '{q}' gives chunk '{c}' both a grade and a label; keep one"
+        )
+    if not qrels and not labels and not any(r.get("answerable") is False for _, r in rows.values()):
         raise BenchmarkError(
             f"{path}: no judgments; a benchmark needs at least one judged query (set "
             f"corpus.split to a split with qrels)"
         )
-    return qrels, _absent_judged(path, qrels, corpus)
+    return qrels, labels, _absent_judged(path, qrels, corpus)
+
+
+def _grade(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def _absent_judged(
