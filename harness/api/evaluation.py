@@ -125,6 +125,27 @@ class Evaluation:
         return pd.DataFrame.from_records(records).set_index("metric").astype(float)
 
     @property
+    def deflection(self):
+        """DataFrame of the retrieval-side deflection section (docs/protocols.md): per
+        answerable value (yes / partial / no), the number of queries and the top-1 score's
+        distribution, plus AUROC columns for telling answerable from unanswerable queries by
+        the top score; None when every query is answerable."""
+        import pandas as pd
+
+        block = self.scored.protocols.get("deflection")
+        if block is None:
+            return None
+        records = []
+        for value, summary in block["top1"].items():
+            rec = {"answerable": value, "queries": block["n"].get(value, 0)}
+            rec.update({f"top1_{k}": v for k, v in summary.items()})
+            records.append(rec)
+        df = pd.DataFrame.from_records(records).set_index("answerable")
+        df.attrs["auroc"] = dict(block["auroc"])
+        df.attrs["distractors"] = dict(block.get("distractors") or {})
+        return df
+
+    @property
     def per_query(self):
         """DataFrame indexed by query id: its strata, number of gold groups, every metric."""
         import pandas as pd
@@ -256,6 +277,8 @@ def evaluate(
     min_queries: int = 5,
     permutations: int = 1000,
     unknown_ids: str = "keep",
+    fields: Sequence[str] = (),
+    relevance: Mapping[str, Any] | None = None,
 ) -> Evaluation:
     """Score a run, a retriever, an encoder or a retriever config name on a benchmark.
 
@@ -267,15 +290,21 @@ def evaluate(
     taken among clusters this large); `permutations`: random partitions behind VRR's chance
     level and p-value (0 = none; seed `seed`). `unknown_ids`: ranked chunk ids the corpus
     lacks stay at their rank as non-relevant (`"keep"`, as trec_eval) or are removed, later
-    ranks moving up (`"drop"`); either way they are counted in `notes`."""
+    ranks moving up (`"drop"`); either way they are counted in `notes`. `fields`: query fields
+    reported like hop (`["dynamism", "popularity"]`; numeric ones in tertiles). `relevance`:
+    the `relevance` config section's settings that differ from the defaults (label grades,
+    dated relevance; docs/protocols.md), e.g. `{"grades": {"RELATED": 0}}`."""
     from harness.api.loading import load_benchmark
     from harness.cell.execute import corpus_diagnostics, messages, run_coverage, score
-    from harness.cell.plan import bootstrap_spec, strata_spec
+    from harness.cell.plan import bootstrap_spec, strata_fields, strata_spec
     from harness.core.runio import apply_unknown_ids, check_unknown_ids
+    from harness.data.relevance import RelevanceSpec, judge
     from metrics.registry import metrics_for
 
     check_unknown_ids(unknown_ids, "unknown_ids")
-    bench = load_benchmark(benchmark)
+    reading = RelevanceSpec.from_config(relevance)
+    fields = strata_fields(list(fields) if not isinstance(fields, str) else fields)
+    bench = judge(load_benchmark(benchmark), reading)
     names, ks = _metric_names(metrics, k)
     chosen = metrics_for(names, ks, depth, relevance_level)
     spec = bootstrap_spec({"bootstrap": bootstrap, "confidence": confidence, "seed": seed})
@@ -295,6 +324,8 @@ def evaluate(
         strata_path=doc_path,
         spec=reporting,
         extra_strata=custom,
+        fields=fields,
+        relevance=reading,
     )
     coverage = run_coverage(bench, run, retriever, unknown)
     config = {
@@ -304,7 +335,8 @@ def evaluate(
         "retrieval": {"depth": depth},
         "run": {"unknown_ids": unknown_ids},
         "stats": {"bootstrap": bootstrap, "confidence": confidence, "seed": seed},
-        "strata": reporting.as_config(),
+        "strata": {**reporting.as_config(), "fields": list(fields)},
+        "relevance": reading.as_config(),
     }
     extra = {
         "coverage": coverage,

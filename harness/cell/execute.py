@@ -21,9 +21,11 @@ from harness.core.files import check_writable, to_json
 from harness.core.runio import apply_unknown_ids, unknown_ids_note
 from harness.core.types import Benchmark, Run
 from harness.data.benchmarks import load_benchmark
+from harness.data.relevance import RelevanceSpec, judge
 from harness.strata import apply as semantic_report
 from harness.strata import file as strata_file
 from harness.strata.hop import stratify
+from metrics.deflection import deflection
 from metrics.evaluate import BootstrapSpec, aggregate, per_query
 from metrics.registry import Metric
 from metrics.strata_stats import StrataSpec
@@ -49,6 +51,7 @@ class CellResult:
     semantic: dict[str, Any] | None = None
     strata_hint: str | None = None  # how to get semantic strata, when there are none
     skipped: bool = False  # the cell on disk was up to date (same config and data checksum)
+    protocols: dict[str, Any] = field(default_factory=dict)  # deflection (docs/protocols.md)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Scored:
     aggregated: dict[str, Any]
     variance: dict[str, Any]
     semantic: dict[str, Any] | None
+    protocols: dict[str, Any] = field(default_factory=dict)
 
 
 def score(
@@ -73,13 +77,18 @@ def score(
     strata_path: Path | None = None,
     spec: StrataSpec | None = None,
     extra_strata: Mapping[str, list[str]] | None = None,
+    fields: Sequence[str] = (),
+    relevance: RelevanceSpec | None = None,
 ) -> Scored:
-    """Score `run` on `bench`: the numbers a cell reports (the CLI and the Python API alike).
-    `extra_strata` adds stratifications of the caller's (one label per query, in order);
-    `spec` says how strata are reported (pooling, permutations; default StrataSpec())."""
+    """Score `run` on `bench` (judged: harness.data.relevance.judge): the numbers a cell
+    reports (the CLI and the Python API alike). `extra_strata` adds stratifications of the
+    caller's (one label per query, in order); `fields` are query fields reported like hop;
+    `spec` says how strata are reported (pooling, permutations; default StrataSpec());
+    `relevance` names the distractor labels of the deflection section."""
     spec = spec or StrataSpec()
+    relevance = relevance or RelevanceSpec()
     values = per_query(bench, run, metrics)
-    strata = stratify(bench)
+    strata = stratify(bench, fields)
     if strata_doc is not None:
         strata.update(semantic_report.labels(bench, strata_doc))
     strata.update(extra_strata or {})
@@ -95,7 +104,12 @@ def score(
     semantic = None
     if strata_doc is not None:
         semantic = semantic_report.section(values, strata, strata_doc, strata_path, spec)
-    return Scored(values, strata, aggregated, variance, semantic)
+    protocols: dict[str, Any] = {}
+    ks = sorted({m.k for m in metrics if m.k is not None})
+    block = deflection(bench, run, ks, relevance.distractors)
+    if block is not None:
+        protocols["deflection"] = block
+    return Scored(values, strata, aggregated, variance, semantic, protocols)
 
 
 def cell_files(
@@ -118,6 +132,7 @@ def cell_files(
             _metrics_doc(config, bench, run.name, list(metric_names), scored.aggregated)
             | dict(label)
             | {"variance": scored.variance, "semantic": scored.semantic, "run": coverage}
+            | ({"protocols": scored.protocols} if scored.protocols else {})
             | {"diagnostics": diagnostics}
         ),
         "per_query.csv": results.per_query_csv(bench, scored.strata, scored.values),
@@ -145,7 +160,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
         check_writable(plan.results_dir)
 
     t = time.perf_counter()
-    bench = load_benchmark(plan.corpus)
+    bench = judge(load_benchmark(plan.corpus), plan.relevance)
     check_name("corpus.name", bench.name)
     timings["load_s"] = time.perf_counter() - t
     notes: list[str] = []
@@ -220,6 +235,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
         variance=scored.variance,
         semantic=scored.semantic,
         strata_hint=hint,
+        protocols=scored.protocols,
     )
 
 
@@ -232,6 +248,8 @@ def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path) -> Scored
         strata_doc=doc,
         strata_path=strata_path,
         spec=plan.strata,
+        fields=plan.fields,
+        relevance=plan.relevance,
     )
 
 
@@ -341,6 +359,7 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         and stored["config"].get("stats") == json.loads(to_json(plan.config.get("stats")))
         and stored.get("display_name") == label["display_name"]
         and _stored_spec(stored) == plan.strata.as_config()
+        and _stored_reading(stored) == _reading(plan)
         and "ties" in stored["results"]["overall"]  # cells from before tie ranges: rescore
     )
     if doc is None:
@@ -350,6 +369,22 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         same = same and semantic["strata_file"] == semantic_report.strata_name(strata_path)
         same = same and semantic["params"] == json.loads(to_json(doc["params"]))
     return "same" if same else "rescore"
+
+
+def _reading(plan: CellPlan) -> dict[str, Any]:
+    """How a cell reads the benchmark's labels, dates and fields (relevance.*, strata.fields)."""
+    import json
+
+    return json.loads(to_json({"relevance": plan.relevance.as_config(), "fields": plan.fields}))
+
+
+def _stored_reading(stored) -> dict[str, Any]:
+    """The same for a stored cell; a cell from before these settings read the data with
+    their defaults (the data then had no labels, dates or fields)."""
+    config = stored["config"]
+    relevance = config.get("relevance") or RelevanceSpec().as_config()
+    fields = (config.get("strata") or {}).get("fields") or []
+    return {"relevance": RelevanceSpec.from_config(relevance).as_config(), "fields": fields}
 
 
 def _stored_spec(stored) -> dict[str, Any]:
@@ -377,6 +412,7 @@ def _from_disk(stored, bench, cell_dir: Path, hint, shown: Sequence[str]) -> Cel
         semantic=stored.get("semantic"),
         strata_hint=hint,
         skipped=True,
+        protocols=stored.get("protocols") or {},
     )
 
 
@@ -424,6 +460,7 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
         variance=scored.variance,
         semantic=scored.semantic,
         strata_hint=hint,
+        protocols=scored.protocols,
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.core.errors import ConfigError
 from harness.core.runio import check_unknown_ids
+from harness.data.relevance import RelevanceSpec
 from metrics.evaluate import BootstrapSpec
 from metrics.registry import Metric, metrics_for
 from metrics.strata_stats import StrataSpec
@@ -48,6 +49,8 @@ class CellPlan:
     semantic: bool  # the config names strata settings and an extractor
     strata: StrataSpec  # how strata are reported
     unknown_ids: str = "keep"  # run.unknown_ids: how run ids the corpus lacks are scored
+    relevance: RelevanceSpec = RelevanceSpec()  # labels and dates -> grades (data.relevance)
+    fields: tuple[str, ...] = ()  # strata.fields: query fields reported like hop
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> CellPlan:
@@ -89,6 +92,8 @@ class CellPlan:
             semantic=bool(config.get("strata") and config.get("extractor")),
             strata=strata_spec(config.get("strata") or {}, config.get("stats") or {}),
             unknown_ids=unknown_ids,
+            relevance=RelevanceSpec.from_config(config.get("relevance")),
+            fields=strata_fields((config.get("strata") or {}).get("fields")),
         )
 
     @property
@@ -112,6 +117,20 @@ def strata_spec(strata: Mapping[str, Any], stats: Mapping[str, Any]) -> StrataSp
         )
     seed = stats.get("seed", 0)
     return StrataSpec(seed=seed if isinstance(seed, int) else 0, **values)
+
+
+def strata_fields(value: Any) -> tuple[str, ...]:
+    """`strata.fields`: the query fields to report like hop (checked against the data when
+    the strata are made)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(f, str) and f for f in value):
+        raise ConfigError(
+            f"strata.fields must list query field names, e.g. [dynamism,popularity]; got {value!r}"
+        )
+    return tuple(value)
 
 
 def bootstrap_spec(stats: Mapping[str, Any]) -> BootstrapSpec | None:

@@ -14,6 +14,7 @@ log = logging.getLogger("harness")
 def run(cfg: dict[str, Any]):
     """One cell from the resolved config: compute (or reuse) it and print its tables."""
     from harness.cell.execute import run_cell
+    from harness.report.protocols import lines as protocol_lines
     from harness.report.semantic import render
     from harness.report.terminal import table
 
@@ -23,6 +24,9 @@ def run(cfg: dict[str, Any]):
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
     print(table(result.aggregated, result.metric_names, skip=("cluster",)))
     print(render(result.aggregated, result.variance, result.semantic, result.metric_names))
+    deflection = protocol_lines(result.protocols.get("deflection"))
+    if deflection:
+        print("\n" + "\n".join(deflection))
     if result.strata_hint:
         print(f"\n({result.strata_hint})")
     if result.cell_dir is not None:

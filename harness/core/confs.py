@@ -88,6 +88,31 @@ class StrataConf:
     scc_min: int = 5  # SCC counts chunks of clusters touched by more than this many queries
     permutations: int = 1000  # random partitions behind VRR's chance level; 0 = none
     min_cluster_entities: int = 2  # smaller clusters leave MSC, SCC, ZQC and cluster counts
+    fields: list[str] = field(default_factory=list)  # query fields reported like hop
+
+
+def _garage_grades() -> dict[str, int]:
+    return {
+        "ANSWER-THE-QUESTION": 2,
+        "RELATED": 1,
+        "RELATED-INFORMATION": 1,
+        "OUTDATED": 1,
+        "UNKNOWN": 1,
+        "IRRELEVANT": 0,
+    }
+
+
+@dataclass
+class RelevanceConf:
+    """Named labels and dated relevance (harness.data.relevance; docs/protocols.md)."""
+
+    grades: dict[str, int] = field(default_factory=_garage_grades)
+    dynamism_field: str = "dynamism"
+    outdated_for: list[str] = field(default_factory=lambda: ["fast"])
+    max_age_days: dict[str, int] = field(default_factory=lambda: {"fast": 7})
+    distractors: list[str] = field(
+        default_factory=lambda: ["RELATED", "RELATED-INFORMATION", "OUTDATED"]
+    )
 
 
 @dataclass
@@ -101,6 +126,7 @@ class HarnessConf:
     metrics: MetricsConf = field(default_factory=MetricsConf)
     retrieval: RetrievalConf = field(default_factory=RetrievalConf)
     run: RunConf = field(default_factory=RunConf)
+    relevance: RelevanceConf = field(default_factory=RelevanceConf)
     results: ResultsConf = field(default_factory=ResultsConf)
     stats: StatsConf = field(default_factory=StatsConf)
     device: Any = "auto"  # auto | cpu | cuda | cuda:N | [cuda:0, cuda:1] (dense encoders)
