@@ -29,6 +29,28 @@ def general_wiki() -> Path:
     return GENERAL_WIKI
 
 
+def load_script(name: str):
+    """Import scripts/<name>.py as a module (scripts/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="session")
+def protocols_benchmark_path(tmp_path_factory) -> Path:
+    """The GaRAGe/CRUMQs-like `protocols` benchmark, built from General-Wiki at run time
+    (scripts/make_protocols_fixture.py): reference data is never committed."""
+    if not GENERAL_WIKI.is_file():
+        pytest.skip(
+            f"reference data absent: {GENERAL_WIKI} (the protocols fixture is built from it)"
+        )
+    out = tmp_path_factory.mktemp("protocols") / "protocols.json"
+    return load_script("make_protocols_fixture").write(GENERAL_WIKI, out)
+
+
 def write_redqa(path: Path, *, corpus: dict | None = None, queries: list | None = None) -> Path:
     """Write a small valid RedQA file; pass corpus/queries to override parts of it."""
     data = {

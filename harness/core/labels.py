@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-_ORDERED = ("low", "mid", "high")  # tertile strata
+import re
+
+# Labels with a reading order of their own (position within their stratification): tertiles,
+# GaRAGe's pass_r bins, answerability.
+_ORDERED = {
+    **{label: i for i, label in enumerate(("low", "mid", "high"))},
+    **{label: i for i, label in enumerate(("<33%", "33-66%", ">66%"))},
+    **{label: i for i, label in enumerate(("yes", "partial", "no"))},
+}
+_NUMBER = re.compile(r"-?\d+(\.\d+)?(e[+-]?\d+)?")  # e.g. 5, -1, 0.25, 1e-05 (a trailing + allowed)
 
 
 def label_order(labels: list[str]) -> list[str]:
-    """Distinct labels in reading order: numbers ascending, then low / mid / high, then the
-    rest alphabetically (so `n/a` comes last)."""
+    """Distinct labels in reading order: numbers ascending, then low / mid / high
+    (<33% / 33-66% / >66%, yes / partial / no), then the rest alphabetically (so `n/a` comes
+    last)."""
 
     def key(label: str) -> tuple[int, float, str]:
         head = label.rstrip("+")
-        if head.isdigit():
+        if _NUMBER.fullmatch(head):
             return (0, float(head), label)
         if label in _ORDERED:
-            return (1, float(_ORDERED.index(label)), label)
+            return (1, float(_ORDERED[label]), label)
         return (2, 0.0, label)
 
     return sorted(set(labels), key=key)

@@ -61,6 +61,7 @@ class Query:
     fields: Mapping[str, FieldValue] = field(default_factory=dict)  # free metadata
     outdated: frozenset[str] | None = None  # judged chunks labelled outdated (set by judge)
     max_age_days: int | None = None  # validity window: older passages are outdated (judge)
+    label_grades: Mapping[str, int] | None = None  # each labelled chunk's label grade (judge)
 
     @property
     def answer(self) -> str | None:

@@ -181,7 +181,8 @@ def _judge_query(bench: Benchmark, q: Query, spec: RelevanceSpec, counts: dict) 
             kept = tuple(frozenset(c for c in g if grades.get(c, 1) > 0) for g in q.groups)
             counts["groups_emptied"] += sum(1 for g, k in zip(q.groups, kept) if g and not k)
             groups = kept
-    return replace(probe, qrels=grades, groups=groups)
+    label_grades = {c: spec.grades[lab] for c, lab in labels.items()} if q.labels else None
+    return replace(probe, qrels=grades, groups=groups, label_grades=label_grades)
 
 
 def _checked_label(bench: Benchmark, q: Query, cid: str, name: str, spec: RelevanceSpec) -> str:

@@ -130,13 +130,16 @@ def compare_cells(cells: Sequence[Cell], opts: Options) -> tuple[list[str], list
 def _verdict(r: Row, p_holm: float, opts: Options) -> str:
     if r.result.n == 0:
         return "no data"
-    delta = 100 * r.result.delta
+    from metrics.registry import higher_is_better
+
+    # outdated@K and answer_rank improve downwards: the verdict reads the gain, not the sign
+    gain = 100 * r.result.delta * (1 if higher_is_better(r.metric) else -1)
     if not r.gated:
         return f"not gated (n < {opts.min_queries})"
     if p_holm < opts.alpha:
-        if delta < -opts.max_drop:
+        if gain < -opts.max_drop:
             return "**REGRESSION**"
-        return "better" if delta > 0 else f"worse, within {opts.max_drop:.2f} points"
+        return "better" if gain > 0 else f"worse, within {opts.max_drop:.2f} points"
     return "no significant change"
 
 

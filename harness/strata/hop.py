@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from harness.core.types import Benchmark, Query
+from harness.strata.fields import answerable_labels, field_strata, grounding_labels
 
 
 def hop_label(query: Query) -> str:
@@ -10,6 +13,17 @@ def hop_label(query: Query) -> str:
     return str(query.hop) if query.hop < 5 else "5+"
 
 
-def stratify(benchmark: Benchmark) -> dict[str, list[str]]:
-    """Stratification name -> label of each query, in benchmark query order."""
-    return {"hop": [hop_label(q) for q in benchmark.queries]}
+def stratify(benchmark: Benchmark, fields: Sequence[str] = ()) -> dict[str, list[str]]:
+    """Stratification name -> label of each query, in benchmark query order: `hop` always;
+    `answerable` when some query is not fully answerable; `grounding` when some query has
+    relevance labels; then one per query field in `fields` (harness.strata.fields; its
+    tertile cuts come from field_cuts). ConfigError for a bad field name."""
+    out = {"hop": [hop_label(q) for q in benchmark.queries]}
+    answerable = answerable_labels(benchmark)
+    if answerable is not None:
+        out["answerable"] = answerable
+    grounding = grounding_labels(benchmark)
+    if grounding is not None:
+        out["grounding"] = grounding
+    out.update(field_strata(benchmark, fields).labels)
+    return out

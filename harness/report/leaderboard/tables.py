@@ -112,6 +112,7 @@ class Significance:
             return set()
         ref = self._values(base, metric, strat, label)
         names, pvals = [], []
+        from metrics.registry import higher_is_better
         from metrics.stats import randomization_test
 
         for name, entry in entries.items():
@@ -128,7 +129,10 @@ class Significance:
             b = np.array([other[q] for q in common])
             p = randomization_test(a, b, permutations=self.opts.permutations, seed=self.opts.seed)
             names.append(name)
-            pvals.append(p if np.nanmean(b) < np.nanmean(a) else 1.0)
+            worse = np.nanmean(b) < np.nanmean(a)
+            if not higher_is_better(metric):
+                worse = np.nanmean(b) > np.nanmean(a)
+            pvals.append(p if worse else 1.0)
         from metrics.stats import holm
 
         return {n for n, p in zip(names, holm(pvals)) if p < self.opts.alpha}
@@ -157,7 +161,10 @@ def _mark_best(
     live = [(n, v) for n, v in live if not v.stale]
     if not live:
         return
-    top = max(v.value for _, v in live)
+    from metrics.registry import higher_is_better
+
+    pick = max if higher_is_better(metric) else min  # outdated@K: the lowest is best
+    top = pick(v.value for _, v in live)
     best_names = [n for n, v in live if abs(v.value - top) < 1e-9]
     for _, v in live:
         v.best = abs(v.value - top) < 1e-9
