@@ -13,7 +13,7 @@ from harness.core.errors import HarnessError, did_you_mean
 FORMATS = ("all", "markdown", "latex", "csv", "html")
 
 
-TABLES = ("all", "table3", "hops", "strata", "reproduction")
+TABLES = ("all", "table3", "hops", "strata", "deflection", "reproduction")
 
 
 def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
@@ -57,6 +57,10 @@ def build(args):
         from harness.report.leaderboard.strata import strata_table
 
         tables += [t for t in (strata_table(board, c, opts) for c in corpora) if t is not None]
+    if args.table in ("all", "deflection"):
+        from harness.report.leaderboard.protocols import deflection_table
+
+        tables += [t for t in (deflection_table(board, c, opts) for c in corpora) if t is not None]
     if args.table in ("all", "reproduction"):
         rep, fails = reproduction(board, corpora, opts)
         tables.append(rep)

@@ -1,0 +1,68 @@
+"""Terminal text for the protocol sections of a cell: deflection on the retrieval side (can the
+retriever's scores tell answerable queries from unanswerable ones; metrics.deflection)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from harness.core.types import ANSWERABLE
+from harness.report.terminal import aligned
+
+STATS = ("mean", "min", "q25", "median", "q75", "max")
+
+
+def _score(x: float | None) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def _k(key: str) -> int:
+    """The K of a `top<K>` or `top<K>_mean` key."""
+    return int(key[3:].split("_", 1)[0])
+
+
+def lines(block: Mapping[str, Any] | None) -> list[str]:
+    """The deflection section (metrics.json protocols.deflection): the top-1 score by
+    answerable value, the AUROC line and, with labels, the distractor line; [] for None."""
+    if not block:
+        return []
+    out = [
+        "",
+        "Deflection (retrieval side): top-1 score by answerable (raw retriever scores; quartiles",
+        "linearly interpolated; empty: nothing retrieved, below every threshold)",
+    ]
+    header = ["answerable", "n", "empty", *STATS]
+    body = []
+    for a in ANSWERABLE:
+        s = block["top1"].get(a) or {}
+        if not block["n"].get(a):
+            continue
+        body.append(
+            [a, str(s.get("n", 0)), str(s.get("empty", 0))] + [_score(s.get(k)) for k in STATS]
+        )
+    out += aligned(header, body, left=1)
+    auroc = block.get("auroc") or {}
+    parts = [f"top-1 {_score(auroc.get('top1'))}"]
+    parts += [
+        f"top-{_k(key)} mean {_score(v)}"
+        for key, v in sorted(auroc.items(), key=lambda kv: _k(kv[0]))
+        if key != "top1"
+    ]
+    n = block["n"]
+    partial = n.get("partial", 0)
+    out.append(
+        f"AUROC answerable (yes, {n.get('yes', 0)}) vs unanswerable (no, {n.get('no', 0)}) by "
+        "score, 0.5 = chance" + (f" ({partial} partial left out)" if partial else "") + ":"
+    )
+    out.append("  " + ", ".join(parts))
+    d = block.get("distractors")
+    if d:
+        ats = sorted((k for k in d if k.startswith("top")), key=_k)
+        shares = [f"@{_k(k)} {100 * d[k]['share']:.1f}% ({d[k]['queries']})" for k in ats]
+        n_lab = d[ats[0]]["n"] if ats else 0
+        out.append(f"Unanswerable queries ({n_lab} with labels) with a distractor in the top K:")
+        out.append(
+            "  " + (", ".join(shares) or "-") + f"; distractors: {', '.join(d.get('labels', []))}"
+        )
+    return out
