@@ -11,7 +11,7 @@ import numpy as np
 
 from harness.core.labels import label_order
 from harness.core.types import Benchmark, Run
-from metrics import standard, stats
+from metrics import answers, standard, stats
 from metrics.registry import Metric
 from metrics.ties import Tied
 
@@ -30,7 +30,8 @@ def per_query(benchmark: Benchmark, run: Run, metrics: Sequence[Metric]) -> dict
 
     A query the run has no ranking for scores as an empty list (0, as `trec_eval -c`);
     a query without gold is NaN for every metric that needs gold. Each binary standard
-    metric counts as relevant the grades >= its own level (`Metric.level`).
+    metric counts as relevant the grades >= its own level (`Metric.level`); the corpus
+    families read the chunks' text and dates (metrics.answers).
     """
     queries = benchmark.queries
     grouped = [m for m in metrics if m.family.kind == "group"]
@@ -50,6 +51,9 @@ def per_query(benchmark: Benchmark, run: Run, metrics: Sequence[Metric]) -> dict
                 rankings, judged, [(m.family.name, m.k) for m in at_level], level=level
             )
             values.update({m.name: computed[(m.family.name, m.k)] for m in at_level})
+    corpus = [m for m in metrics if m.family.kind == "corpus"]
+    if corpus:  # answers in the chunks' text, outdated chunks (metrics.answers)
+        values.update(answers.evaluate(benchmark, [run[q.query_id] for q in queries], corpus))
     return {m.name: values[m.name] for m in metrics}
 
 

@@ -18,10 +18,11 @@ MetricFn = Callable[[Query, Sequence[str], int], float]
 @dataclass(frozen=True)
 class Family:
     """A metric family. Group families score one query at a time with `fn`; standard
-    (trec_eval) families are computed for all queries at once by metrics.standard."""
+    (trec_eval) families are computed for all queries at once by metrics.standard, corpus
+    families (which read the chunks' text or dates) by metrics.answers."""
 
     name: str
-    kind: str  # "group" | "standard"
+    kind: str  # "group" | "standard" | "corpus"
     description: str
     fn: MetricFn | None = None
     cut: bool = True  # evaluated at a cut-off K ("name@K"); False: the whole ranked list
@@ -50,7 +51,7 @@ class Metric:
 
     def __call__(self, query: Query, ranked: Sequence[str]) -> float:
         if self.family.fn is None:
-            raise TypeError(f"{self.name} is computed in batch by metrics.standard")
+            raise TypeError(f"{self.name} is computed in batch by metrics.evaluate.per_query")
         return self.family.fn(query, ranked, self.k)
 
     def __str__(self) -> str:
@@ -111,7 +112,24 @@ _STANDARD = (
         binary=True,
     ),
 )
-FAMILIES: dict[str, Family] = {f.name.lower(): f for f in (*_GROUP, *_STANDARD)}
+# Families that read the benchmark's chunks (text, dates), not only the gold: metrics.answers
+_CORPUS = (
+    Family("answer_recall", "corpus", "1 if a top-K chunk's text holds an acceptable answer"),
+    Family(
+        "answer_rank",
+        "corpus",
+        "rank of the first chunk whose text holds an acceptable answer",
+        cut=False,
+        higher_is_better=False,
+    ),
+    Family(
+        "outdated",
+        "corpus",
+        "outdated chunks in the top K / K",
+        higher_is_better=False,
+    ),
+)
+FAMILIES: dict[str, Family] = {f.name.lower(): f for f in (*_GROUP, *_STANDARD, *_CORPUS)}
 # every standard family has its formula in metrics.standard, and only those
 if {f.name for f in _STANDARD} != set(standard.FORMULAS):
     raise RuntimeError("metrics.registry and metrics.standard.FORMULAS list different families")
@@ -215,3 +233,12 @@ def _is_uncut(name: str) -> bool:
     key = key.split("(rel=")[0]
     family = FAMILIES.get(ALIASES.get(key, key))
     return family is not None and not family.cut
+
+
+def higher_is_better(name: str) -> bool:
+    """Whether a larger value of the metric called `name` is better (outdated@K and
+    answer_rank are not); a name the registry cannot parse counts as higher-is-better."""
+    try:
+        return parse_metric(name).family.higher_is_better
+    except ConfigError:
+        return True

@@ -11,7 +11,9 @@ recall, P, success, Rprec) only the group that straddles K matters (which of its
 the top K); for a rank metric (nDCG, MRR, RR, AP) every group above K that mixes relevant and
 other chunks. A query without such a group needs no work: `screen` finds the candidates with
 array operations over all scores (reading relevance for tied chunks only), and the per-query
-work is done for them alone.
+work is done for them alone. The corpus families (metrics.answers) are their standard twins
+with "holds an answer" / "outdated" as relevance, read per query for the candidates only:
+answer_recall@K as success@K, outdated@K as P@K, answer_rank as the first relevant's rank.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from itertools import chain
 import numpy as np
 
 from harness.core.types import Benchmark, Query, Ranking, Run
+from metrics import answers
 from metrics.registry import Metric
 
 log = logging.getLogger("harness.metrics")
@@ -48,6 +51,9 @@ SUPPORTED = frozenset(
         "recip_rank",
         "map_cut",
         "map",
+        "answer_recall",
+        "answer_rank",
+        "outdated",
     }
 )
 
@@ -99,11 +105,14 @@ def tie_bounds(
     out = {m.name: _unchanged(values[m.name]) for m in todo}
     work: dict[int, list[Metric]] = {}
     for m, rows in zip(todo, screen(benchmark, rankings, todo)):
-        for i in rows.tolist():
+        if m.family.name == "answer_rank":  # only a tie at the first answer can move it
+            rows = [i for i in rows.tolist() if _tied_at(rankings[i].scores, values[m.name][i])]
+        for i in np.asarray(rows, np.int64).tolist():
             work.setdefault(i, []).append(m)
+    texts = answers.Texts(benchmark)  # normalised text, for the chunks the ranges read
     for i in sorted(work):
         ranking = rankings[i]
-        view = _QueryView(queries[i], ranking, tie_groups(ranking.scores))
+        view = _QueryView(queries[i], ranking, tie_groups(ranking.scores), benchmark, texts)
         for m in work[i]:
             v = float(values[m.name][i])
             if v != v:
@@ -120,10 +129,21 @@ def tie_bounds(
     return out
 
 
-def query_range(query: Query, ranking: Ranking, metric: Metric, value: float) -> Range:
+def query_range(
+    query: Query,
+    ranking: Ranking,
+    metric: Metric,
+    value: float,
+    benchmark: Benchmark | None = None,
+) -> Range:
     """One query's range of `metric`; `value` is its canonical value (metrics.registry or
-    metrics.standard), returned as the whole range when no order of ties changes it."""
-    r = _QueryView(query, ranking, tie_groups(ranking.scores)).range(metric)
+    metrics.standard), returned as the whole range when no order of ties changes it. The
+    corpus families (metrics.answers) need the `benchmark` whose chunks they read."""
+    if metric.family.kind == "corpus" and benchmark is None:
+        raise ValueError(f"the tie range of {metric.name} needs the benchmark")
+    texts = None if benchmark is None else answers.Texts(benchmark)
+    blocks = tie_groups(ranking.scores)
+    r = _QueryView(query, ranking, blocks, benchmark, texts).range(metric)
     if r is None or value != value:
         return Range(value, value, value)
     t = _unchanged(np.array([value]))
@@ -132,8 +152,18 @@ def query_range(query: Query, ranking: Ranking, metric: Metric, value: float) ->
     return Range(float(t.low[0]), float(t.high[0]), exp, bool(t.exact[0]))
 
 
-_SET = {"coverage", "perfrecall", "recall", "P", "success", "Rprec"}  # read the top K as a set
+_SET = {"coverage", "perfrecall", "recall", "P", "success", "Rprec", "answer_recall", "outdated"}
 _GROUP = {"coverage", "perfrecall", "ndcg", "mrr"}
+
+
+def _tied_at(scores: Sequence[float], rank: float) -> bool:
+    """Whether the chunk at 1-based `rank` (NaN: none) shares its score with a neighbour."""
+    if rank != rank:
+        return False
+    p = int(rank) - 1
+    return (p > 0 and scores[p - 1] == scores[p]) or (
+        p + 1 < len(scores) and scores[p + 1] == scores[p]
+    )
 
 
 def screen(
@@ -162,11 +192,16 @@ def screen(
     g_row, g_start, g_size = row[first][tied], pos[first][tied], size[tied]
     g_end = g_start + g_size
 
-    stats = _group_stats(benchmark, rankings, metrics, g_row, g_start, g_end)
+    judged_metrics = [m for m in metrics if m.family.kind != "corpus"]
+    stats = {}
+    if judged_metrics:
+        stats = _group_stats(benchmark, rankings, judged_metrics, g_row, g_start, g_end)
     out = []
     for m in metrics:
         fam, k = m.family.name, m.k
-        if fam in _GROUP:
+        if m.family.kind == "corpus":
+            varies = np.ones(len(g_row), bool)  # what a chunk holds is read per query
+        elif fam in _GROUP:
             varies = stats["gold"] > 0  # any gold chunk can matter: several groups, overlaps
         elif fam == "ndcg_cut":
             varies = stats["gain_max"] != stats["gain_min"]
@@ -258,8 +293,16 @@ class _TooBig(Exception):
 class _QueryView:
     """One query's ranking with its tie groups, gold masks and grades, built on demand."""
 
-    def __init__(self, query: Query, ranking: Ranking, blocks: list[tuple[int, int]]):
+    def __init__(
+        self,
+        query: Query,
+        ranking: Ranking,
+        blocks: list[tuple[int, int]],
+        benchmark: Benchmark | None = None,
+        texts: answers.Texts | None = None,
+    ):
         self.query, self.ids, self.blocks = query, ranking.ids, blocks
+        self.benchmark, self.texts = benchmark, texts
         self.start = {a: b for a, b in blocks}
         self._masks: list[int] | None = None
         self._grades: list[int] | None = None
@@ -309,6 +352,8 @@ class _QueryView:
                 return self._group_ndcg(k)
             if fam == "ndcg_cut":
                 return self._ndcg_cut(k)
+            if m.family.kind == "corpus":
+                return self._corpus(fam, k)
             return self._binary(fam, k, m.level)
         except _TooBig:
             return Range(0.0, 1.0, None, exact=False)
@@ -508,20 +553,35 @@ class _QueryView:
         if fam == "recip_rank":
             return _reciprocal_rank(rel, self.blocks, k)
         cut = n_rel if fam == "Rprec" else k
-        block = self.straddling(cut)
+        denom = k if fam == "P" else n_rel  # recall and Rprec divide by R
+        return _set_range(rel, self.straddling(cut), cut, denom, hit=fam == "success")
+
+    def _corpus(self, fam: str, k: int | None) -> Range | None:
+        """The corpus families (metrics.answers) as their standard twins, with the chunks
+        that hold an answer (or are outdated) as the relevant ones: answer_recall@K as
+        success@K, outdated@K as P@K, answer_rank as the rank of the first relevant. Only
+        the chunks down to the tie group that matters are read."""
+        if self.benchmark is None or self.texts is None:
+            raise ValueError(f"the tie range of {fam} needs the benchmark")
+        q, ids = self.query, self.ids
+        if fam == "outdated":
+            block = self.straddling(k)
+            end = 0 if block is None else block[1]
+            rel = [answers.is_outdated(self.benchmark, q, c) for c in ids[:end]]
+            return _set_range(rel, block, k, k, hit=False)
+        forms = answers.answer_forms(q)
+        if fam == "answer_recall":
+            block = self.straddling(k)
+            end = 0 if block is None else block[1]
+            rel = [self.texts.holds(c, forms) for c in ids[:end]]
+            return _set_range(rel, block, k, 1, hit=True)
+        first = answers.first_answer(self.texts, ids, forms, len(ids))
+        block = next(((a, b) for a, b in self.blocks if first is not None and a <= first < b), None)
         if block is None:
             return None
-        a, b = block
-        n, s, r = b - a, cut - a, sum(rel[a:b])
-        if r in (0, n):
-            return None
-        fixed = sum(rel[:a])
-        lo, hi, ex = fixed + max(0, s - (n - r)), fixed + min(s, r), fixed + s * r / n
-        if fam == "success":
-            miss = math.comb(n - r, s) / math.comb(n, s)
-            return Range(float(lo > 0), float(hi > 0), 1.0 if fixed else 1.0 - miss)
-        denom = k if fam == "P" else n_rel  # recall and Rprec divide by R
-        return Range(lo / denom, hi / denom, ex / denom)
+        a, b = block  # nothing above `a` holds an answer
+        rel = [False] * a + [self.texts.holds(c, forms) for c in ids[a:b]]
+        return _first_relevant(rel, self.blocks, b, lambda p: float(p + 1))
 
 
 # ------------------------------------------------------------------ helpers
@@ -818,11 +878,40 @@ def _outer_table(local: Mapping[int, int], width: int):
     return maxc, minc, None
 
 
+def _set_range(
+    rel: Sequence[bool], block: tuple[int, int] | None, cut: int, denom: int, hit: bool
+) -> Range | None:
+    """A set metric over the top `cut` with `block` the tie group straddling it (None: no
+    order changes it): relevant chunks in the top cut / `denom`, or with `hit` 1 when there
+    is one (success@K). `rel` covers at least the positions down to the block's end."""
+    if block is None:
+        return None
+    a, b = block
+    n, s, r = b - a, cut - a, sum(rel[a:b])
+    if r in (0, n):
+        return None
+    fixed = sum(rel[:a])
+    lo, hi, ex = fixed + max(0, s - (n - r)), fixed + min(s, r), fixed + s * r / n
+    if hit:
+        miss = math.comb(n - r, s) / math.comb(n, s)
+        return Range(float(lo > 0), float(hi > 0), 1.0 if fixed else 1.0 - miss)
+    return Range(lo / denom, hi / denom, ex / denom)
+
+
 def _reciprocal_rank(rel: list[bool], blocks, k: int) -> Range | None:
     """RR@K: only the first position or tie group holding a relevant chunk matters."""
+    return _first_relevant(rel, blocks, k, lambda p: 1.0 / (p + 1) if p < k else 0.0)
+
+
+def _first_relevant(
+    rel: Sequence[bool], blocks, end: int, value: Callable[[int], float]
+) -> Range | None:
+    """A metric that is `value(position of the first relevant chunk)`, searched above `end`:
+    only the first position or tie group holding a relevant chunk matters; its relevant
+    chunks first or last give the two ends of the range."""
     start = {a: b for a, b in blocks}
     p = 0
-    while p < min(k, len(rel)):
+    while p < min(end, len(rel)):
         b = start.get(p, p + 1)
         r = sum(rel[p:b])
         if r:
@@ -830,8 +919,8 @@ def _reciprocal_rank(rel: list[bool], blocks, k: int) -> Range | None:
             if r == n:
                 return None
             probs = _first_rank_probs(n, r)
-            ex = sum(q / (p + j + 1) for j, q in enumerate(probs) if q and p + j < k)
-            last = p + n - r
-            return Range(1.0 / (last + 1) if last < k else 0.0, 1.0 / (p + 1), ex)
+            ex = sum(q * value(p + j) for j, q in enumerate(probs) if q)
+            lo, hi = sorted((value(p), value(p + n - r)))
+            return Range(lo, hi, ex)
         p = b
     return None
