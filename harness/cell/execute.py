@@ -360,6 +360,9 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         and stored.get("display_name") == label["display_name"]
         and _stored_spec(stored) == plan.strata.as_config()
         and _stored_reading(stored) == _reading(plan)
+        # a cell from before labels, dates and answerability were read: rescore it when the
+        # data has any (the same file then scores differently)
+        and ("relevance" in stored["config"] or not _protocol_data(bench))
         and "ties" in stored["results"]["overall"]  # cells from before tie ranges: rescore
     )
     if doc is None:
@@ -376,6 +379,15 @@ def _reading(plan: CellPlan) -> dict[str, Any]:
     import json
 
     return json.loads(to_json({"relevance": plan.relevance.as_config(), "fields": plan.fields}))
+
+
+def _protocol_data(bench: Benchmark) -> bool:
+    """Whether the benchmark uses any key of docs/protocols.md (absent groups, answerability,
+    answers, labels, dates or query fields)."""
+    return any(
+        q.absent or q.answerable != "yes" or q.answers or q.labels or q.date or q.fields
+        for q in bench.queries
+    ) or any(c.date is not None for c in bench.corpus.values())
 
 
 def _stored_reading(stored) -> dict[str, Any]:

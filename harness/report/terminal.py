@@ -28,10 +28,11 @@ def table(
     body = [[name, str(s["n"]), *(pct(s["mean"][m]) for m in metric_names)] for name, s in rows]
     lines = aligned(header, body)
     if len(lines[0]) > WIDTH:
-        header = ["metric", *(name for name, _ in rows)]
-        body = [["n", *(str(s["n"]) for _, s in rows)]]
-        body += [[m, *(pct(s["mean"][m]) for _, s in rows)] for m in metric_names]
-        lines = aligned(header, body)
+        lines = _transposed(rows, metric_names)
+        if len(lines[0]) > WIDTH:  # many strata (strata.fields): one table per stratification
+            lines = []
+            for block in _by_stratification(rows):
+                lines += [*([""] if lines else []), *_transposed(block, metric_names)]
     excluded = max(aggregated["overall"]["excluded"].values(), default=0)
     if excluded:
         noun, verb = ("query", "is") if excluded == 1 else ("queries", "are")
@@ -42,6 +43,24 @@ def table(
     if tied:
         lines.append(tied)
     return "\n".join(lines)
+
+
+def _transposed(rows, metric_names: Sequence[str]) -> list[str]:
+    """One row per metric, one column per stratum."""
+    header = ["metric", *(name for name, _ in rows)]
+    body = [["n", *(str(s["n"]) for _, s in rows)]]
+    body += [[m, *(pct(s["mean"][m]) for _, s in rows)] for m in metric_names]
+    return aligned(header, body)
+
+
+def _by_stratification(rows):
+    """The rows split into overall + one stratification's strata, stratification by
+    stratification (rows are named `<stratification>=<label>`)."""
+    overall, rest = rows[0], rows[1:]
+    blocks: dict[str, list] = {}
+    for name, summary in rest:
+        blocks.setdefault(name.split("=", 1)[0], []).append((name, summary))
+    return [[overall, *block] for block in blocks.values()] or [[overall]]
 
 
 def ties_line(overall: Mapping[str, Any], metric_names: Sequence[str], most: int = 4) -> str:
