@@ -28,6 +28,7 @@ class Family:
     cut: bool = True  # evaluated at a cut-off K ("name@K"); False: the whole ranked list
     higher_is_better: bool = True
     binary: bool = False  # reads relevance as grade >= a level (the standard binary metrics)
+    percent: bool = True  # a share, shown in percent; False: shown as it is (a mean rank)
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ _CORPUS = (
         "rank of the first chunk whose text holds an acceptable answer",
         cut=False,
         higher_is_better=False,
+        percent=False,
     ),
     Family(
         "outdated",
@@ -240,5 +242,14 @@ def higher_is_better(name: str) -> bool:
     answer_rank are not); a name the registry cannot parse counts as higher-is-better."""
     try:
         return parse_metric(name).family.higher_is_better
+    except ConfigError:
+        return True
+
+
+def in_percent(name: str) -> bool:
+    """Whether the metric called `name` is a share shown in percent (answer_rank, a mean
+    rank, is not); a name the registry cannot parse counts as a share."""
+    try:
+        return parse_metric(name).family.percent
     except ConfigError:
         return True

@@ -205,9 +205,13 @@ class Evaluation:
         return pd.DataFrame(data, index=index)
 
     def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
-        """The summary's means as a booktabs LaTeX table, in percent with two decimals."""
+        """The summary's means as a booktabs LaTeX table with two decimals: shares in percent
+        (* 100), metrics that are not shares (answer_rank, a mean rank) as they are."""
+        from metrics.registry import in_percent
+
         df = self.summary[["n", *self.metrics]].copy()
-        df[self.metrics] = df[self.metrics] * 100
+        shares = [m for m in self.metrics if in_percent(m)]
+        df[shares] = df[shares] * 100
         cap = caption or f"{self.name} on {self.benchmark.name} ({len(self.run)} queries ranked)"
         return df.to_latex(float_format="%.2f", na_rep="-", caption=cap, label=label, escape=True)
 

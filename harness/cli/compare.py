@@ -37,7 +37,13 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help="metric to compare and gate (repeatable or comma-separated); default: all shared",
     )
-    p.add_argument("--max-drop", type=float, default=1.0, help="points a mean may drop (1.0)")
+    p.add_argument(
+        "--max-drop",
+        type=float,
+        default=1.0,
+        help="points a mean may drop (1.0); in its own units for a metric not in percent "
+        "(answer_rank: ranks)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     p.add_argument("--min-queries", type=int, default=30, help="smallest stratum gated (30)")
     p.add_argument("--permutations", type=int, default=10_000, help="sign flips (10000)")

@@ -17,7 +17,9 @@ import numpy as np
 from harness.cell.store import Cell
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.labels import label_order
+from harness.report.terminal import display, scale
 from metrics import stats
+from metrics.registry import in_percent
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class Row:
 @dataclass(frozen=True)
 class Options:
     metrics: list[str] | None
-    max_drop: float  # points (percent)
+    max_drop: float  # points (percent); a metric not in percent (answer_rank): its own units
     alpha: float
     min_queries: int
     permutations: int
@@ -132,14 +134,15 @@ def _verdict(r: Row, p_holm: float, opts: Options) -> str:
         return "no data"
     from metrics.registry import higher_is_better
 
-    # outdated@K and answer_rank improve downwards: the verdict reads the gain, not the sign
-    gain = 100 * r.result.delta * (1 if higher_is_better(r.metric) else -1)
+    # outdated@K and answer_rank improve downwards: the verdict reads the gain, not the sign;
+    # in the units the value is shown in (points, or ranks for answer_rank)
+    gain = scale(r.metric) * r.result.delta * (1 if higher_is_better(r.metric) else -1)
     if not r.gated:
         return f"not gated (n < {opts.min_queries})"
     if p_holm < opts.alpha:
         if gain < -opts.max_drop:
             return "**REGRESSION**"
-        return "better" if gain > 0 else f"worse, within {opts.max_drop:.2f} points"
+        return "better" if gain > 0 else f"worse, within {opts.max_drop:.2f}{_unit(r.metric)}"
     return "no significant change"
 
 
@@ -153,12 +156,16 @@ def regressions(rows: Sequence[Row]) -> list[Row]:
     return [r for r in rows if r.verdict == "**REGRESSION**"]
 
 
-def _pct(x: float) -> str:
-    return "-" if math.isnan(x) else f"{100 * x:.2f}"
+def _unit(metric: str) -> str:
+    """The unit a Δ of `metric` is printed with: points for a share, none (the metric's own
+    units, ranks for answer_rank) otherwise."""
+    return " points" if in_percent(metric) else ""
 
 
-def _signed(x: float) -> str:
-    return "-" if math.isnan(x) else f"{100 * x:+.2f}"
+def _plain_note(metrics: Sequence[str], text: str) -> str:
+    """' (<the metrics that are not shares>: <text>)', or '' when every metric is a share."""
+    plain = [m for m in metrics if not in_percent(m)]
+    return f" ({', '.join(plain)}: {text})" if plain else ""
 
 
 def _p(x: float) -> str:
@@ -172,6 +179,7 @@ def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Opt
     base = cells[0]
     label = labels(cells)
     n_gated = sum(r.gated for r in rows)
+    gate_note = _plain_note(metrics, f"{opts.max_drop:.2f} in its own units")
     lines = [f"# Retrieval comparison: {base.corpus}", ""]
     lines += ["| role | retriever | folder | depth |", "|---|---|---|---:|"]
     for i, c in enumerate(cells):
@@ -180,12 +188,13 @@ def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Opt
     lines += [
         "",
         f"Benchmark `{base.corpus}`, checksum `{base.checksum}`, {len(base.query_ids)} queries, "
-        f"aligned by query id. Values are percentages; Δ = candidate − baseline in points, "
-        f"with its {opts.bootstrap:,}-resample paired bootstrap 95% CI. p: paired randomization "
-        f"test ({opts.permutations:,} sign flips, seed {opts.seed}) and paired t-test; Holm "
+        f"aligned by query id. Values are percentages and Δ = candidate − baseline is in points"
+        f"{_plain_note(metrics, 'not a share; values and Δ as they are')}, with its "
+        f"{opts.bootstrap:,}-resample paired bootstrap 95% CI. p: paired randomization test "
+        f"({opts.permutations:,} sign flips, seed {opts.seed}) and paired t-test; Holm "
         f"adjusts the randomization p over the {n_gated} gated tests. Gate: a drop of more than "
-        f"{opts.max_drop:.2f} points with Holm p < {opts.alpha:g}, overall and in strata with at "
-        f"least {opts.min_queries} queries.",
+        f"{opts.max_drop:.2f} points{gate_note} with Holm p < {opts.alpha:g}, overall and in "
+        f"strata with at least {opts.min_queries} queries.",
     ]
     if len({c.depth for c in cells}) > 1:
         lines += ["", "Note: the folders were run at different retrieval depths."]
@@ -214,25 +223,25 @@ def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Opt
                 if r.candidate != ci or r.metric != m:
                     continue
                 x = r.result
-                interval = f"[{_signed(x.ci[0])}, {_signed(x.ci[1])}]"
+                interval = f"[{display(m, x.ci[0], True)}, {display(m, x.ci[1], True)}]"
                 lines.append(
-                    f"| {r.stratum} | {x.n} | {_pct(x.mean_a)} | {_pct(x.mean_b)} | "
-                    f"{_signed(x.delta)} | {interval} | {_p(x.p_randomization)} | "
+                    f"| {r.stratum} | {x.n} | {display(m, x.mean_a)} | {display(m, x.mean_b)} | "
+                    f"{display(m, x.delta, True)} | {interval} | {_p(x.p_randomization)} | "
                     f"{_p(x.p_ttest)} | {_p(r.p_holm)} | {r.verdict} |"
                 )
     bad = regressions(rows)
     lines.append("")
     if bad:
         found = "; ".join(
-            f"{label[r.candidate]} {r.metric} {r.stratum} {_signed(r.result.delta)} points "
-            f"(Holm p {_p(r.p_holm)})"
+            f"{label[r.candidate]} {r.metric} {r.stratum} "
+            f"{display(r.metric, r.result.delta, True)}{_unit(r.metric)} (Holm p {_p(r.p_holm)})"
             for r in bad
         )
         lines.append(f"**Result: FAIL.** {len(bad)} regression(s): {found}.")
     else:
         lines.append(
-            f"**Result: PASS.** No gated metric dropped by more than {opts.max_drop:.2f} points "
-            f"with Holm p < {opts.alpha:g}."
+            f"**Result: PASS.** No gated metric dropped by more than {opts.max_drop:.2f} points"
+            f"{gate_note} with Holm p < {opts.alpha:g}."
         )
     return "\n".join(lines) + "\n"
 
@@ -258,8 +267,9 @@ def overview(cells: Sequence[Cell], metrics: list[str], rows: Sequence[Row]) -> 
             x = top.result
             bad = [r.stratum for r in mine if r.stratum != "overall" and r in regressions(mine)]
             lines.append(
-                f"| {label[ci]} | {m} | {_signed(x.delta)} | "
-                f"[{_signed(x.ci[0])}, {_signed(x.ci[1])}] | {_p(x.p_randomization)} | "
+                f"| {label[ci]} | {m} | {display(m, x.delta, True)} | "
+                f"[{display(m, x.ci[0], True)}, {display(m, x.ci[1], True)}] | "
+                f"{_p(x.p_randomization)} | "
                 f"{_p(top.p_holm)} | "
                 f"{top.verdict} | {', '.join(bad) or 'none'} |"
             )

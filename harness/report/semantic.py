@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.report.terminal import aligned, pct
+from harness.report.terminal import aligned, display
 from harness.strata.semantic import NA, TERTILES
 
 
@@ -112,7 +112,7 @@ def _hop_grid_lines(semantic: Mapping[str, Any], shown: Sequence[str]) -> list[s
         lines += ["", f"hop × {name} tertile ({signal} within each hop)"]
         header = ["hop", name, "n", *shown]
         body = [
-            [h, t, str(n)] + [pct(g["mean"][m][h][t]) for m in shown]
+            [h, t, str(n)] + [display(m, g["mean"][m][h][t]) for m in shown]
             for h, row in g["n"].items()
             for t, n in row.items()
             if n
@@ -137,9 +137,9 @@ def _population_lines(semantic: Mapping[str, Any], shown: Sequence[str]) -> list
         e = pop["estimate"][m]
         b = e["bounds"]
         body.append(
-            [m, pct(e["plain"]), pct(e["weighted"])]
-            + ["-" if b is None else f"{pct(b[0])}–{pct(b[1])}"]
-            + [f"{100 * e['uncovered']:.1f}%", _signed(e["bias"])]
+            [m, display(m, e["plain"]), display(m, e["weighted"])]
+            + ["-" if b is None else f"{display(m, b[0])}–{display(m, b[1])}"]
+            + [f"{100 * e['uncovered']:.1f}%", display(m, e["bias"], signed=True)]
         )
     return lines + aligned(header, body)
 
@@ -159,10 +159,6 @@ def _coverage_lines(semantic: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _signed(x: float | None) -> str:
-    return "-" if x is None or x != x else f"{100 * x:+.2f}"
-
-
 def _clusters(aggregated, semantic, shown) -> list[str]:
     by = aggregated.get("cluster", {})
     small = semantic["min_queries"]
@@ -180,13 +176,14 @@ def _clusters(aggregated, semantic, shown) -> list[str]:
         label = info["label"] if len(info["label"]) <= 48 else info["label"][:47] + "…"
         s = by[c]
         body.append(
-            [c, label, str(s["n"]), str(info["n_chunks"])] + [pct(s["mean"][m]) for m in shown]
+            [c, label, str(s["n"]), str(info["n_chunks"])]
+            + [display(m, s["mean"][m]) for m in shown]
         )
     if NA in by:
         s = by[NA]
         body.append(
             [NA, "(no entity in the gold chunks)", str(s["n"]), "-"]
-            + [pct(s["mean"][m]) for m in shown]
+            + [display(m, s["mean"][m]) for m in shown]
         )
     return lines + aligned(header, body, left=2)
 
@@ -196,7 +193,7 @@ def _grid_lines(semantic, shown) -> list[str]:
     lines = ["", "Δ × J grid (relevance dispersion × semantic alignment tertiles)"]
     header = ["Δ", "J", "n", *shown]
     body = [
-        [dl, jl, str(g["n"][dl][jl])] + [pct(g["mean"][m][dl][jl]) for m in shown]
+        [dl, jl, str(g["n"][dl][jl])] + [display(m, g["mean"][m][dl][jl]) for m in shown]
         for dl in TERTILES
         for jl in TERTILES
     ]
@@ -216,7 +213,7 @@ def _aggregate_lines(semantic, shown) -> list[str]:
     ]
     header = ["metric", "overall", "macro", "median", "worst", "worst cluster"]
     body = [
-        [m, pct(a[m]["overall"]), pct(a[m]["macro"]), pct(a[m]["median"]), pct(a[m]["worst"])]
+        [m, *(display(m, a[m][key]) for key in ("overall", "macro", "median", "worst"))]
         + [str(a[m]["worst_cluster"]) if a[m]["worst_cluster"] is not None else "-"]
         for m in shown
     ]

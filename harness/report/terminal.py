@@ -1,14 +1,31 @@
-"""Render aggregated results as a plain-text table for the terminal (percentages, 2 decimals)."""
+"""Render aggregated results as a plain-text table for the terminal (shares in percent, other
+metrics such as answer_rank as they are; 2 decimals)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from metrics.registry import in_percent
+
 
 def pct(value: float | None) -> str:
     """A fraction as a percentage with 2 decimals; '-' for None or NaN."""
     return "-" if value is None or value != value else f"{100 * value:.2f}"
+
+
+def scale(metric: str) -> float:
+    """The display factor of `metric`'s values: 100 for a share shown in percent, 1 for a
+    metric shown as it is (answer_rank, a mean rank)."""
+    return 100.0 if in_percent(metric) else 1.0
+
+
+def display(metric: str, value: float | None, signed: bool = False) -> str:
+    """`metric`'s value for display with 2 decimals: in percent for a share, as it is
+    otherwise; '-' for None or NaN."""
+    if value is None or value != value:
+        return "-"
+    return f"{scale(metric) * value:{'+' if signed else ''}.2f}"
 
 
 WIDTH = 120  # wider tables are printed transposed: one row per metric
@@ -25,7 +42,9 @@ def table(
         if strat != "overall" and strat not in skip:
             rows += [(f"{strat}={label}", summary) for label, summary in by_label.items()]
     header = ["stratum", "n", *metric_names]
-    body = [[name, str(s["n"]), *(pct(s["mean"][m]) for m in metric_names)] for name, s in rows]
+    body = [
+        [name, str(s["n"]), *(display(m, s["mean"][m]) for m in metric_names)] for name, s in rows
+    ]
     lines = aligned(header, body)
     if len(lines[0]) > WIDTH:
         lines = _transposed(rows, metric_names)
@@ -49,7 +68,7 @@ def _transposed(rows, metric_names: Sequence[str]) -> list[str]:
     """One row per metric, one column per stratum."""
     header = ["metric", *(name for name, _ in rows)]
     body = [["n", *(str(s["n"]) for _, s in rows)]]
-    body += [[m, *(pct(s["mean"][m]) for _, s in rows)] for m in metric_names]
+    body += [[m, *(display(m, s["mean"][m]) for _, s in rows)] for m in metric_names]
     return aligned(header, body)
 
 
@@ -73,7 +92,7 @@ def ties_line(overall: Mapping[str, Any], metric_names: Sequence[str], most: int
         return ""
     n = max(counts[m] for m in shown)
     who = "1 query's value depends" if n == 1 else f"{n} queries' values depend"
-    parts = [f"{m} {pct(ranges[m][0])}–{pct(ranges[m][1])}" for m in shown[:most]]
+    parts = [f"{m} {display(m, ranges[m][0])}–{display(m, ranges[m][1])}" for m in shown[:most]]
     if len(shown) > most:
         parts.append(f"+{len(shown) - most} more")
     return f"ties: {who} on tied scores; {', '.join(parts)} (metrics.json: ties)"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import Table, Value
+from metrics.registry import higher_is_better, in_percent
 
 
 def _data(board: Board, corpora: list[str]) -> dict:
@@ -52,7 +53,15 @@ def _data(board: Board, corpora: list[str]) -> dict:
         c: {str(k["id"]): k["label"] for k in (board.strata.get(c) or {}).get("clusters", [])}
         for c in corpora
     }
-    return {"corpora": corpora, "metrics": metrics, "cells": cells, "clusters": clusters}
+    return {
+        "corpora": corpora,
+        "metrics": metrics,
+        # per metric: shown in percent (answer_rank is not), and whether higher is better
+        "percent": {m: in_percent(m) for m in metrics},
+        "higher": {m: higher_is_better(m) for m in metrics},
+        "cells": cells,
+        "clusters": clusters,
+    }
 
 
 # Inside <script> the HTML tokenizer still reacts to "</script" and "<!--" (an unclosed
@@ -168,7 +177,11 @@ _SCRIPT = r"""
 
   // own keys only: a stored name such as "constructor" must not find Object.prototype's
   function get(o, k) { return (o && Object.prototype.hasOwnProperty.call(o, k)) ? o[k] : undefined; }
-  function pct(x) { return (x === null || x === undefined) ? '-' : (100 * x).toFixed(2); }
+  // a metric's value as shown: in percent for a share, as it is otherwise (answer_rank)
+  function shown(m, x, digits) {
+    if (x === null || x === undefined) return '-';
+    return ((get(data.percent, m) === false ? 1 : 100) * x).toFixed(digits);
+  }
   function hasKind(cell, stratum) {
     if (stratum === 'overall') return true;
     const kind = stratum.split('=')[0] + '=';
@@ -220,7 +233,8 @@ _SCRIPT = r"""
     const best = Object.create(null);  // a metric named __proto__ stays a plain key
     metrics.forEach(m => {
       const vals = rows.filter(r => !r.cell.stale).map(r => get(r.s.mean, m)).filter(v => v !== null && v !== undefined);
-      best[m] = vals.length ? Math.max(...vals) : null;
+      const pick = get(data.higher, m) === false ? Math.min : Math.max;  // outdated@K, answer_rank
+      best[m] = vals.length ? pick(...vals) : null;
     });
     if (sortKey) {
       const val = r => sortKey === 'retriever' ? r.cell.label.toLowerCase()
@@ -259,11 +273,11 @@ _SCRIPT = r"""
         } else if (v === null || v === undefined) {
           td.textContent = '-'; td.title = m + ' is undefined for every query of this stratum';
         } else {
-          td.textContent = pct(v);
+          td.textContent = shown(m, v, 2);
           const ci = get(r.s.ci, m);
           if (ci && ci[0] !== null) {
             const span = document.createElement('span'); span.className = 'ci';
-            span.textContent = ' [' + (100 * ci[0]).toFixed(1) + ', ' + (100 * ci[1]).toFixed(1) + ']';
+            span.textContent = ' [' + shown(m, ci[0], 1) + ', ' + shown(m, ci[1], 1) + ']';
             td.appendChild(span);
           }
         }
@@ -296,7 +310,9 @@ _SCRIPT = r"""
 
 def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path]) -> str:
     """The whole leaderboard as one HTML document."""
-    payload = script_json(_data(board, corpora))
+    data = _data(board, corpora)
+    payload = script_json(data)
+    plain = [m for m, percent in data["percent"].items() if not percent]
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     n_cells = sum(len(board.cells[c]) for c in corpora)
     parts = [
@@ -307,7 +323,9 @@ def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Retrieval leaderboard</h1>",
         f'<p class="meta">{n_cells} cells on {len(corpora)} corpora, read from '
-        f"{html.escape(str(board.results_dir))}/ · generated {now} · numbers in %</p>",
+        f"{html.escape(str(board.results_dir))}/ · generated {now} · numbers in %"
+        + (f" ({html.escape(', '.join(plain))}: as they are, not in %)" if plain else "")
+        + "</p>",
     ]
     if board.problems:
         parts.append(

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.report.leaderboard.collect import Board, Entry
 from harness.report.leaderboard.tables import Options, Table, Value, metric_name, order
+from harness.report.terminal import display
 
 METRICS = ("coverage", "perfrecall")
 GROUPS = (
@@ -40,8 +41,9 @@ def _t(x: Any, digits: int = 3) -> Value:
     return Value(text="-" if x is None else f"{x:.{digits}f}")
 
 
-def _pct(x: Any) -> Value:
-    return Value(text="-" if x is None else f"{100 * x:.2f}")
+def _mean(metric: str, x: Any) -> Value:
+    """A mean in percent, or as it is for a metric not in percent (answer_rank)."""
+    return Value(text=display(metric, x))
 
 
 def _row(e: Entry, metric: str) -> list[Value]:
@@ -54,12 +56,13 @@ def _row(e: Entry, metric: str) -> list[Value]:
         metric
     ) or {}
     bounds = pop.get("bounds")
+    span = "-" if not bounds else "–".join(display(metric, b) for b in bounds)
     return (
         [_t(hop.get(k)) for k in ("vrr", "vrr_adjusted", "p_value")]
         + [_t(cluster.get(k)) for k in ("vrr", "vrr_null", "vrr_adjusted", "p_value")]
         + [_t(signal.get(k)) for signal in (d, j) for k in ("gain", "p_value")]
-        + [_pct(pop.get("plain")), _pct(pop.get("weighted"))]
-        + [Value(text="-" if not bounds else f"{100 * bounds[0]:.2f}–{100 * bounds[1]:.2f}")]
+        + [_mean(metric, pop.get("plain")), _mean(metric, pop.get("weighted"))]
+        + [Value(text=span)]
         + [Value(text="-" if pop.get("uncovered") is None else f"{100 * pop['uncovered']:.1f}")]
     )
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from harness.core.errors import HarnessError
 from harness.report.leaderboard.collect import AUTHORS, MODEL_CARD, SHIPPED, Board, Entry
+from harness.report.terminal import scale
 
 SHORT = {"coverage": "Cov", "perfrecall": "Perf", "ndcg": "NDCG", "mrr": "MRR"}
 LONG = {"coverage": "Coverage", "perfrecall": "PerfRecall", "ndcg": "NDCG", "mrr": "MRR"}
@@ -21,9 +22,9 @@ HOP_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
 
 @dataclass
 class Value:
-    value: float | None = None  # percent
+    value: float | None = None  # percent (a metric not in percent, answer_rank: as it is)
     text: str | None = None  # instead of a number (OK / FAIL, a name)
-    ci: tuple[float, float] | None = None  # percent, the 95 % bootstrap interval
+    ci: tuple[float, float] | None = None  # the 95 % bootstrap interval, in value's units
     best: bool = False
     mark: bool = False  # significantly below the best of its column (Holm-corrected)
     stale: bool = False  # scored on other data than the corpus's other cells
@@ -64,17 +65,18 @@ def header(family: str, k: int, long: bool = False) -> str:
     return name if family == "mrr" and not long else f"{name}@{k}"
 
 
-def _pct(x) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else 100.0 * x
+def _scaled(metric: str, x) -> float | None:
+    """`metric`'s value as shown: in percent for a share, as it is otherwise (answer_rank)."""
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else scale(metric) * x
 
 
 def _value(e: Entry, metric: str, strat: str = "overall", label: str | None = None) -> Value:
-    """A cell's mean (and interval) in percent; no value when it lacks the metric or the
-    stratum."""
-    ci = e.ci(metric, strat, label)
+    """A cell's mean (and interval) in percent, or as it is for a metric not in percent
+    (answer_rank); no value when it lacks the metric or the stratum."""
+    ci, f = e.ci(metric, strat, label), scale(metric)
     return Value(
-        _pct(e.mean(metric, strat, label)),
-        ci=None if ci is None else (100.0 * ci[0], 100.0 * ci[1]),
+        _scaled(metric, e.mean(metric, strat, label)),
+        ci=None if ci is None else (f * ci[0], f * ci[1]),
         stale=e.stale,
     )
 
@@ -306,7 +308,7 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
             continue
         e = match.entry
         configs[match.config].add(e.retriever)
-        got = _pct(e.mean(ref.metric))
+        got = _scaled(ref.metric, e.mean(ref.metric))
         delta = None if got is None else got - ref.value
         ok = delta is not None and abs(delta) <= opts.tolerance + 1e-9 and not e.stale
         computed = ref.metric in (e.doc.get("metrics") or [])
@@ -395,15 +397,16 @@ ROUNDING = 0.005  # half a unit of the published numbers' last digit (two decima
 
 
 def tie_range(e: Entry, metric: str) -> tuple[float, float] | None:
-    """The cell's overall tie range of `metric` in percent (metrics.json `ties`), or None
-    where the cell records none (cells from before tie ranges)."""
+    """The cell's overall tie range of `metric` in percent (as it is for a metric not in
+    percent) (metrics.json `ties`), or None where the cell records none (cells from before
+    tie ranges)."""
     ties = ((e.doc.get("results") or {}).get("overall") or {}).get("ties")
     bounds = ties.get(metric) if isinstance(ties, dict) else None
     if not isinstance(bounds, list) or len(bounds) != 2:
         return None
     if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bounds):
         return None
-    return 100.0 * bounds[0], 100.0 * bounds[1]
+    return scale(metric) * bounds[0], scale(metric) * bounds[1]
 
 
 def _records_ties(e: Entry) -> bool:

@@ -3,7 +3,7 @@
 import pytest
 
 from harness.core.errors import ConfigError
-from metrics.registry import FAMILIES, metrics_for, parse_metric
+from metrics.registry import FAMILIES, in_percent, metrics_for, parse_metric
 
 
 def test_parse_metric():
@@ -96,3 +96,11 @@ def test_binary_metrics_carry_a_relevance_level_other_than_1_in_their_name():
 def test_a_level_on_a_graded_metric_is_refused():
     with pytest.raises(ConfigError, match="does not use a relevance level"):
         parse_metric("ndcg_cut(rel=2)@10")
+
+
+def test_only_answer_rank_is_shown_as_it_is():
+    assert [f.name for f in FAMILIES.values() if not f.percent] == ["answer_rank"]
+    assert not in_percent("answer_rank") and not in_percent("Answer_Rank")
+    # lower is better, yet a share; names the registry cannot parse count as shares
+    assert in_percent("outdated@5") and in_percent("coverage@10") and in_percent("P(rel=2)@5")
+    assert in_percent("no_such_metric@3") and in_percent("answer_rank@5")
