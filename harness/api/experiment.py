@@ -3,7 +3,7 @@ significance against a baseline (PyTerrier's pt.Experiment is the model)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,17 +29,22 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     seed: int = 0,
     depth: int = 100,
     bootstrap: int = 0,
+    relevance: Mapping[str, Any] | None = None,
+    unknown_ids: str = "keep",
 ):
     """Evaluate every system (runs, retrievers, encoders or retriever config names) on one
     benchmark. Columns: `name`, each metric's mean (fractions), and with a baseline, per metric,
     `<m> +` / `<m> -` (queries better / worse than the baseline), `<m> p` (paired
     randomization test, or t-test with test="t") and `<m> p_<correction>` with `<m> sig`
-    (corrected p < alpha), the correction taken over the systems compared to the baseline."""
+    (corrected p < alpha), the correction taken over the systems compared to the baseline.
+    "Better" reads each metric's direction (a lower outdated@K or answer_rank is better).
+    `relevance` and `unknown_ids` are passed to harness.evaluate for every system."""
     import pandas as pd
 
     from harness.api.evaluation import evaluate
     from harness.api.loading import load_benchmark
     from metrics import stats
+    from metrics.registry import higher_is_better
 
     if correction not in CORRECTIONS:
         raise ConfigError(f"correction must be one of holm, bonferroni, None; got {correction!r}")
@@ -63,6 +68,9 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
             name=None if names is None else names[i],
             depth=depth,
             bootstrap=bootstrap,
+            permutations=0,  # no strata statistics: the table reports means and paired tests
+            relevance=relevance,
+            unknown_ids=unknown_ids,
         )
         for i, s in enumerate(systems)
     ]
@@ -88,7 +96,8 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
         for i in others:
             b = evals[i].values[m]
             both = ~(np.isnan(a) | np.isnan(b))
-            plus[i], minus[i] = int((b[both] > a[both]).sum()), int((b[both] < a[both]).sum())
+            up, down = int((b[both] > a[both]).sum()), int((b[both] < a[both]).sum())
+            plus[i], minus[i] = (up, down) if higher_is_better(m) else (down, up)
             if test == "t":
                 p[i] = stats.paired_ttest(a, b)
             else:
