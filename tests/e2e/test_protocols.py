@@ -143,15 +143,25 @@ def test_rerun_is_up_to_date_and_a_new_grade_map_rescores(cli_run, protocols_ben
 
 
 def test_leaderboard_has_the_new_metrics_and_the_deflection_table(cli_run):
-    cwd, _, _, _ = cli_run
+    cwd, _, _, doc = cli_run
     leaderboard(cwd=cwd)
     board = cwd / "leaderboard"
     names = {p.name for p in board.iterdir()}
     assert "deflection_protocols.md" in names, sorted(names)
     table = (board / "deflection_protocols.md").read_text(encoding="utf-8")
     assert "| BM25 |" in table
-    text = "".join(p.read_text(encoding="utf-8") for p in board.glob("*.md"))
-    assert "answer_recall" in text or "answer\\_recall" in text
+    assert {"protocols_protocols.md", "protocols_protocols.tex"} <= names, sorted(names)
+    lines = (board / "protocols_protocols.md").read_text(encoding="utf-8").splitlines()
+    per_k = ["answer_recall", "outdated", "Cov yes", "Perf yes", "Cov partial", "Perf partial"]
+    head = ["Retriever", *(f"@{k} {c}" for k in (5, 10) for c in per_k), "whole list answer_rank"]
+    assert lines[2] == "| " + " | ".join(head) + " |"
+    row = next(line for line in lines if line.startswith("| BM25 |"))
+    cells = [c.strip().strip("*") for c in row.strip("|").split("|")]
+    mean, yes = doc["results"]["overall"]["mean"], doc["results"]["answerable"]["yes"]["mean"]
+    assert cells[7] == f"{100 * mean['answer_recall@10']:.2f}"
+    assert cells[8] == f"{100 * mean['outdated@10']:.2f}"
+    assert cells[9] == f"{100 * yes['coverage@10']:.2f}"
+    assert cells[-1] == f"{mean['answer_rank']:.2f}"  # a rank, not in percent
 
 
 BAD = [

@@ -13,7 +13,7 @@ from harness.core.errors import HarnessError, did_you_mean
 FORMATS = ("all", "markdown", "latex", "csv", "html")
 
 
-TABLES = ("all", "table3", "hops", "strata", "deflection", "reproduction")
+TABLES = ("all", "table3", "hops", "strata", "deflection", "protocols", "reproduction")
 
 
 def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
@@ -61,6 +61,11 @@ def build(args):
         from harness.report.leaderboard.protocols import deflection_table
 
         tables += [t for t in (deflection_table(board, c, opts) for c in corpora) if t is not None]
+    if args.table in ("all", "protocols"):
+        from harness.report.leaderboard.protocol_metrics import protocols_table
+
+        made = (protocols_table(board, c, opts, sig) for c in corpora)
+        tables += [t for t in made if t is not None]
     if args.table in ("all", "reproduction"):
         rep, fails = reproduction(board, corpora, opts)
         tables.append(rep)

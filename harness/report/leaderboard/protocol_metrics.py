@@ -1,0 +1,212 @@
+"""The leaderboard's protocols table per corpus: whether each retriever's top K holds an
+acceptable answer (answer_recall@K), how much of it is outdated (outdated@K), Coverage@K and
+PerfRecall@K on the answerable and the partially answerable queries alone (the `answerable`
+stratification) and the rank of the first answer (answer_rank); docs/metrics.md, answer and
+freshness metrics."""
+
+from __future__ import annotations
+
+from harness.report.leaderboard.collect import Board, Entry
+from harness.report.leaderboard.tables import (
+    SHORT,
+    Options,
+    Significance,
+    Table,
+    Value,
+    _legend,
+    _mark_best,
+    _value,
+    metric_name,
+)
+
+ANSWER_FAMILIES = ("answer_recall", "answer_rank", "outdated")
+STRATUM = "answerable"
+LABELS = ("yes", "partial")  # "no" queries have no gold: no Coverage or PerfRecall
+MEANING = {"yes": "answerable", "partial": "partially answerable"}
+GROUP_METRICS = ("coverage", "perfrecall")
+RANK = "answer_rank"
+
+
+def _names(e: Entry) -> set[str]:
+    """Every metric the cell holds: the names it was scored with and its overall means."""
+    overall = (e.doc.get("results") or {}).get("overall") or {}
+    return set(e.doc.get("metrics") or []) | set(overall.get("mean") or {})
+
+
+def _answerable(e: Entry) -> bool:
+    by = (e.doc.get("results") or {}).get(STRATUM)
+    return isinstance(by, dict) and bool(by)
+
+
+def has_protocols(e: Entry) -> bool:
+    """Whether the cell holds an answer or freshness metric or the answerable strata."""
+    return _answerable(e) or any(n.split("@")[0] in ANSWER_FAMILIES for n in _names(e))
+
+
+def _ks(e: Entry) -> set[int]:
+    """The cutoffs the cell's protocol columns can show."""
+    families = {"answer_recall", "outdated"} | (set(GROUP_METRICS) if _answerable(e) else set())
+    out = set()
+    for name in _names(e):
+        family, _, k = name.partition("@")
+        if family in families and k.isdigit():
+            out.add(int(k))
+    return out
+
+
+def _columns(k: int) -> list[tuple[str, str, str | None]]:
+    """(header, metric, answerable label or None for all queries) of one K group."""
+    cols = [("answer_recall", metric_name("answer_recall", k), None)]
+    cols.append(("outdated", metric_name("outdated", k), None))
+    for label in LABELS:
+        for family in GROUP_METRICS:
+            cols.append((f"{SHORT[family]} {label}", metric_name(family, k), label))
+    return cols
+
+
+def protocols_table(
+    board: Board, corpus: str, opts: Options, sig: Significance | None = None
+) -> Table | None:
+    """Rows = retriever cells with an answer or freshness metric or the answerable strata,
+    weakest first; column groups = the cutoffs K those cells share, then answer_rank. None
+    when no cell of the corpus has any of them."""
+    every = board.cells[corpus]
+    cells = {n: e for n, e in every.items() if has_protocols(e)}
+    if not cells:
+        return None
+    per_cell = [_ks(e) for e in cells.values()]
+    union = set().union(*per_cell)
+    shared = set.intersection(*per_cell) or union  # no common K: show every K, with '-'
+    ks = sorted(shared)
+    specs: list[tuple[str, list[tuple[str, str, str | None]]]] = [
+        (f"@{k}", _columns(k)) for k in ks
+    ]
+    specs.append(("whole list", [(RANK, RANK, None)]))
+
+    names = _order(cells, ks)
+    rows: list[tuple[str, list[Value]]] = []
+    for name in names:
+        e = cells[name]
+        vals = []
+        for _, cols in specs:
+            for _, metric, label in cols:
+                vals.append(
+                    _value(e, metric) if label is None else _value(e, metric, STRATUM, label)
+                )
+        rows.append((name, vals))
+
+    # keep the columns some cell has a value in (no dates, no partial queries: no column)
+    kept_groups, kept_cols, positions = [], [], []
+    j = 0
+    for group, cols in specs:
+        span = 0
+        for col in cols:
+            if any(vals[j].value is not None for _, vals in rows):
+                kept_cols.append(col)
+                positions.append(j)
+                span += 1
+            j += 1
+        if span:
+            kept_groups.append((group, span))
+    if not kept_cols:
+        return None
+    rows = [(name, [vals[p] for p in positions]) for name, vals in rows]
+    for i, (_, metric, label) in enumerate(kept_cols):
+        strat = "overall" if label is None else STRATUM
+        _mark_best(rows, i, sig, cells, metric, strat, label)
+
+    table = Table(
+        key=f"protocols_{corpus}",
+        title=f"{corpus}: answers, freshness and answerability (% except answer_rank)",
+        stub="Retriever",
+        columns=[head for head, _, _ in kept_cols],
+        rows=[(board.label(n), v) for n, v in rows],
+        groups=kept_groups,
+    )
+    table.notes = _notes(cells, kept_cols)
+    table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
+    dropped = sorted(union - shared)
+    if dropped:
+        table.notes.append(
+            f"not shown: @{', @'.join(map(str, dropped))} (not in every cell; leaderboard.csv "
+            "has every value)"
+        )
+    without = sorted(set(every) - set(cells))
+    if without:
+        table.notes.append(
+            f"not shown: {', '.join(board.label(n) for n in without)} (no answer, freshness "
+            "or answerable values: scored without metrics=protocols, or on data without them)"
+        )
+    return table
+
+
+def _order(cells: dict[str, Entry], ks: list[int]) -> list[str]:
+    """Weakest first by answer_recall at the largest K, else Coverage on answerable queries;
+    cells without either on top."""
+    k = max(ks) if ks else None
+
+    def key(name: str):
+        e = cells[name]
+        x = None
+        if k is not None:
+            x = e.mean(metric_name("answer_recall", k))
+            if x is None:
+                x = e.mean(metric_name("coverage", k), STRATUM, "yes")
+        return (-1.0 if x is None else x, name)
+
+    return sorted(cells, key=key)
+
+
+def _notes(cells: dict[str, Entry], cols: list[tuple[str, str, str | None]]) -> list[str]:
+    """One line per kind of column shown, then the query counts."""
+    families = {m.split("@")[0] for _, m, _ in cols}
+    labels = {label for _, _, label in cols if label}
+    notes = [
+        "bold: best of its column among cells on the corpus's current data (highest; lowest "
+        "for outdated and answer_rank)"
+    ]
+    if "answer_recall" in families:
+        notes.append(
+            "answer_recall: share of the queries with an acceptable answer whose top K holds "
+            "one; answer and passage text normalised alike (lowercase, punctuation and "
+            "a/an/the dropped) and matched at word boundaries; unanswerable queries left out"
+        )
+    if "outdated" in families:
+        notes.append(
+            "outdated: share of the top K that is outdated for the query (labelled OUTDATED, "
+            "or dated beyond its validity window); lower is better"
+        )
+    if labels:
+        shown = [lab for lab in LABELS if lab in labels]
+        which = " or ".join(f"{MEANING[lab]} ({lab})" for lab in shown)
+        notes.append(
+            f"Cov / Perf {', '.join(shown)}: Coverage@K and PerfRecall@K over the {which} "
+            "queries alone; unanswerable (no) ones have no gold"
+        )
+    if RANK in families:
+        notes.append(
+            "answer_rank: mean rank of the first passage holding an answer over the whole "
+            "ranked list, among queries whose answer is found (read it with answer_recall); "
+            "a rank, not a percentage; lower is better"
+        )
+    counts = _counts(cells)
+    if counts:
+        notes.append("queries by answerable: " + counts)
+    return notes
+
+
+def _counts(cells: dict[str, Entry]) -> str:
+    """The answerable labels' query counts, or 'n differs' where live cells disagree."""
+    live = [e for e in cells.values() if not e.stale and _answerable(e)]
+    if not live:
+        return ""
+    labels = []
+    for e in live:
+        labels += [lab for lab in e.doc["results"][STRATUM] if lab not in labels]
+    order = [lab for lab in ("yes", "partial", "no") if lab in labels]
+    order += sorted(set(labels) - set(order))
+    parts = []
+    for lab in order:
+        ns = {e.n(STRATUM, lab) for e in live} - {None}
+        parts.append(f"{lab} {ns.pop() if len(ns) == 1 else 'n differs'}")
+    return ", ".join(parts)
