@@ -1,0 +1,296 @@
+"""Records into queries: the checks every loader shares (RedQA JSON, BEIR folders, Hugging
+Face datasets map their rows to these records), so one bad value reads the same error line
+whatever the source."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import BenchmarkError
+from harness.core.types import Chunk, Query
+
+log = logging.getLogger("harness.data")
+
+
+def query_record(where: str, q: Mapping[str, Any]) -> Query:
+    """A query from a RedQA-style record (`query_id`, `question`, `gold_chunk_groups` and the
+    optional keys of docs/protocols.md: `group_present`, `answerable`, `answer(s)`, `labels`,
+    `date`, `metadata`); `where` names it in errors. The Hub loader maps its columns to
+    these keys and comes through here too."""
+    qid = q.get("query_id")
+    text = q.get("question")
+    if not isinstance(text, str) or not text.strip():
+        raise BenchmarkError(f"{where} needs a non-empty 'question' (found {text!r})")
+    raw_groups = q.get("gold_chunk_groups")
+    present = _present(where, q.get("group_present"), raw_groups)
+    if not isinstance(raw_groups, list) or not all(
+        isinstance(g, list) and (g or not keep) and all(isinstance(c, str) for c in g)
+        for g, keep in zip(raw_groups, present)
+    ):
+        raise BenchmarkError(
+            f"{where}: 'gold_chunk_groups' must be a list of non-empty lists of chunk ids "
+            f"(found {_short(raw_groups)}); use [] for a query without gold (an absent group, "
+            f"group_present false, may be [])"
+        )
+    groups: list[frozenset[str]] = []
+    absent: list[frozenset[str]] = []
+    for no, (group, here) in enumerate(zip(raw_groups, present)):
+        members = frozenset(group)
+        kept = groups if here else absent
+        if members in kept and members:
+            # A group listed twice is still one piece of information: keep the hop honest.
+            log.info(
+                f"{where}: gold group {no + 1} {sorted(members)} repeats an earlier group; "
+                f"scored once, hop stays {len(raw_groups)} as listed"
+            )
+            continue
+        kept.append(members)
+    answerable = _answerable(where, q.get("answerable"), groups, absent)
+    listed = len(raw_groups) if len(groups) + len(absent) != len(raw_groups) else None
+    return Query(
+        query_id=str(qid),
+        text=text,
+        groups=tuple(groups),
+        listed_groups=listed,
+        answers=_answers(where, q),
+        absent=tuple(absent),
+        answerable=answerable,
+        labels=_labels(where, q.get("labels")),
+        date=parse_date(q.get("date"), f"{where}: 'date'"),
+        fields=_fields(where, q.get("metadata")),
+    )
+
+
+def _present(where: str, raw: Any, groups: Any) -> list[bool]:
+    """`group_present`: one boolean per listed gold group (default: every group present)."""
+    n = len(groups) if isinstance(groups, list) else 0
+    if raw is None:
+        return [True] * n
+    if not isinstance(raw, list) or not all(isinstance(x, bool) for x in raw) or len(raw) != n:
+        raise BenchmarkError(
+            f"{where}: 'group_present' must be a list of {n} true/false values, one per gold "
+            f"group (found {_short(raw)})"
+        )
+    return raw
+
+
+def _answerable(where: str, raw: Any, groups: list, absent: list) -> str:
+    """'yes' | 'partial' | 'no', as the record says (true / "partial" / false) or, when it
+    says nothing, as the groups it marks absent imply; a contradiction is an error."""
+    implied = "no" if absent and not groups else "partial" if absent else "yes"
+    if raw is None:
+        return implied
+    if isinstance(raw, bool):
+        said: str | None = "yes" if raw else "no"
+    else:
+        said = "partial" if raw == "partial" else None
+    if said is None:
+        raise BenchmarkError(
+            f"{where}: 'answerable' is {_short(raw)}; write true, false or \"partial\""
+        )
+    if said == "no" and groups:
+        raise BenchmarkError(
+            f"{where}: 'answerable' is false but {len(groups)} gold group(s) are present in "
+            f'the corpus; mark them group_present false or set answerable true / "partial"'
+        )
+    if said == "yes" and absent:
+        raise BenchmarkError(
+            f"{where}: 'answerable' is true but {len(absent)} gold group(s) are marked absent "
+            f'(group_present false); set answerable "partial" (or false)'
+        )
+    if said == "partial" and not (absent and groups):
+        raise BenchmarkError(
+            f"{where}: 'answerable' is \"partial\" but {'no' if not absent else 'every'} gold "
+            f"group is marked absent; a partial query needs some groups with group_present "
+            f"false and some present"
+        )
+    return said
+
+
+def _answers(where: str, q: Mapping[str, Any]) -> tuple[str, ...]:
+    """`answer` (a string) and/or `answers` (a list of strings): every acceptable answer,
+    first listed first, each once."""
+    out: list[str] = []
+    one = q.get("answer")
+    if one is not None:
+        if not isinstance(one, str):
+            raise BenchmarkError(f"{where}: 'answer' must be a string (found {_short(one)})")
+        out.append(one)
+    many = q.get("answers")
+    if many is not None:
+        if not isinstance(many, list) or not all(isinstance(a, str) for a in many):
+            raise BenchmarkError(
+                f"{where}: 'answers' must be a list of strings (found {_short(many)})"
+            )
+        out += many
+    return tuple(dict.fromkeys(a for a in out if a.strip()))
+
+
+def _labels(where: str, raw: Any) -> dict[str, str] | None:
+    """`labels`: {chunk id: label name}; names are checked against relevance.grades when the
+    benchmark is judged (harness.data.relevance)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(
+        isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip()
+        for k, v in raw.items()
+    ):
+        raise BenchmarkError(
+            f"{where}: 'labels' must be an object of chunk id -> label name, e.g. "
+            f'{{"doc1": "RELATED"}} (found {_short(raw)})'
+        )
+    return dict(raw)
+
+
+def _fields(where: str, raw: Any) -> dict[str, Any]:
+    """`metadata`: free query fields; each value a string, number, boolean or null."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise BenchmarkError(f"{where}: 'metadata' must be an object (found {_short(raw)})")
+    for key, value in raw.items():
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            raise BenchmarkError(
+                f"{where}: metadata field '{key}' is {_short(value)}; a query field must be a "
+                f"string, number, boolean or null"
+            )
+        if isinstance(value, float) and value != value:
+            raise BenchmarkError(f"{where}: metadata field '{key}' is NaN; use null")
+    return dict(raw)
+
+
+def parse_date(raw: Any, where: str) -> date | None:
+    """An ISO 8601 date ('2024-05-01'; a date-time is cut to its date); None when absent."""
+    if raw is None:
+        return None
+    if isinstance(raw, date) and not isinstance(raw, datetime):
+        return raw
+    if isinstance(raw, datetime):
+        return raw.date()
+    if isinstance(raw, str):
+        text = raw.strip()
+        try:
+            return (
+                date.fromisoformat(text)
+                if len(text) == 10
+                else datetime.fromisoformat(text.replace("Z", "+00:00")).date()
+            )
+        except ValueError:
+            pass
+    raise BenchmarkError(
+        f"{where} is {_short(raw) if not isinstance(raw, str) else repr(raw)}, not a date; "
+        f"write it as YYYY-MM-DD"
+    )
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value) if value is not None else "nothing"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _beir_query(
+    qid: str,
+    text: str,
+    judged: dict[str, int] | None,
+    labelled: dict[str, str] | None,
+    where: str,
+    row: Mapping[str, Any],
+) -> Query:
+    """A BEIR query: each chunk judged grade > 0 is its own group (labelled chunks get their
+    groups when the benchmark is judged: their grades come from relevance.grades); the row's
+    optional `answerable`, `answer(s)`, `date` and `metadata` keys as in RedQA JSON."""
+    groups = tuple(frozenset([cid]) for cid, grade in (judged or {}).items() if grade > 0)
+    raw = row.get("answerable")
+    if raw is False and groups:
+        raise BenchmarkError(
+            f"{where}: 'answerable' is false but the qrels judge {len(groups)} chunk(s) "
+            f"relevant; an unanswerable query has no relevant chunk"
+        )
+    if raw is not None and raw is not True and raw is not False:
+        hint = ' ("partial" needs gold groups: use RedQA JSON)' if raw == "partial" else ""
+        raise BenchmarkError(f"{where}: 'answerable' is {_short(raw)}; write true or false{hint}")
+    return Query(
+        query_id=qid,
+        text=text,
+        groups=groups,
+        qrels=judged if judged is not None or labelled else {},
+        answers=_answers(where, row),
+        answerable="no" if raw is False else "yes",
+        labels=labelled,
+        date=parse_date(row.get("date"), f"{where}: 'date'"),
+        fields=_fields(where, row.get("metadata")),
+    )
+
+
+def _check_unique(path: Path, queries: tuple[Query, ...]) -> None:
+    seen: set[str] = set()
+    for q in queries:
+        if q.query_id in seen:
+            raise BenchmarkError(f"{path}: duplicate query_id '{q.query_id}'; ids must be unique")
+        seen.add(q.query_id)
+
+
+def _absent_gold(
+    path: Path, queries: tuple[Query, ...], corpus: Mapping[str, Chunk]
+) -> dict[str, Any] | None:
+    """Gold chunk ids the corpus lacks (they stay gold: relevant, never retrieved from the
+    corpus): counted, with examples, and noted; None when there are none."""
+    members = unreachable = 0
+    chunks: dict[str, None] = {}
+    for q in queries:
+        for g in q.groups:
+            missing = sorted(c for c in g if c not in corpus)
+            members += len(missing)
+            unreachable += len(missing) == len(g)
+            chunks.update(dict.fromkeys(missing))
+    if not members:
+        return None
+    examples = list(chunks)[:5]
+    never = (
+        f"; {unreachable} group(s) have no member in it and are never covered"
+        if unreachable
+        else ""
+    )
+    log.info(
+        f"{path}: {len(chunks)} gold chunk id(s) are not in the corpus (e.g. "
+        f"{', '.join(map(repr, examples))}); they stay gold, relevant but never retrieved "
+        f"from the corpus, as trec_eval counts them{never}"
+    )
+    return {
+        "gold_members": members,
+        "chunks": len(chunks),
+        "groups_without_corpus_member": unreachable,
+        "examples": examples,
+    }
+
+
+def _absent_judged(
+    path: Path, qrels: Mapping[str, Mapping[str, int]], corpus: Mapping[str, Chunk]
+) -> dict[str, Any] | None:
+    judgments = relevant = 0
+    chunks: dict[str, None] = {}
+    for judged in qrels.values():
+        for cid, grade in judged.items():
+            if cid not in corpus:
+                judgments += 1
+                relevant += grade > 0
+                chunks[cid] = None
+    if not judgments:
+        return None
+    examples = list(chunks)[:5]
+    log.info(
+        f"{path}: {judgments} judgment(s) ({relevant} with grade > 0) name {len(chunks)} "
+        f"chunk(s) not in corpus.jsonl (e.g. {', '.join(map(repr, examples))}); kept as "
+        f"trec_eval keeps them: relevant, but never retrieved from the corpus"
+    )
+    return {
+        "judgments": judgments,
+        "relevant": relevant,
+        "chunks": len(chunks),
+        "examples": examples,
+    }
