@@ -19,6 +19,7 @@ from harness.core.paths import data_dir
 from harness.core.types import Benchmark, Chunk, Query
 from harness.data import download as datasets
 from harness.data.records import (
+    QrelsCollector,
     _absent_gold,
     _absent_judged,
     _beir_query,
@@ -278,9 +279,7 @@ def _beir_qrels(
         )
     raw = path.read_bytes()
     digest.update(b"qrels/" + path.name.encode() + b"\0" + raw)
-    qrels: dict[str, dict[str, int]] = {}
-    labels: dict[str, dict[str, str]] = {}
-    first_line: dict[tuple[str, str], int] = {}
+    judgments = QrelsCollector()
     for line_no, line in enumerate(_text(path, raw).splitlines(), start=1):
         parts = line.split("\t") if "\t" in line else line.split()
         if not parts or not line.strip():
@@ -294,46 +293,12 @@ def _beir_qrels(
         qid, cid, grade_text = parts
         if qid not in texts:
             raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
-        grade = _grade(grade_text)
-        if grade is None:
-            if not grade_text[:1].isalpha():
-                raise BenchmarkError(
-                    f"{path}:{line_no}: score '{grade_text}' is neither an integer grade nor "
-                    f"a label name (e.g. RELATED)"
-                )
-            named = labels.setdefault(qid, {})
-            if cid in named and named[cid] != grade_text:
-                raise BenchmarkError(
-                    f"{path}:{line_no}: query '{qid}' labels chunk '{cid}' {grade_text}, but "
-                    f"line {first_line[qid, cid]} labelled it {named[cid]}; keep one label per pair"
-                )
-            first_line.setdefault((qid, cid), line_no)
-            named[cid] = grade_text
-            continue
-        judged = qrels.setdefault(qid, {})
-        if cid in judged and judged[cid] != grade:
-            raise BenchmarkError(
-                f"{path}:{line_no}: query '{qid}' judges chunk '{cid}' {grade}, but line "
-                f"{first_line[qid, cid]} judged it {judged[cid]}; keep one judgment per pair"
-            )
-        first_line.setdefault((qid, cid), line_no)
-        judged[cid] = grade
-    both = sorted((q, c) for q in set(qrels) & set(labels) for c in set(qrels[q]) & set(labels[q]))
-    if both:
-        q, c = both[0]
-        raise BenchmarkError(
-            f"{path}: query '{q}' gives chunk '{c}' both a grade and a label; keep one"
-        )
+        judgments.add(f"{path}:{line_no}", f"line {line_no}", qid, cid, grade_text)
+    judgments.check(str(path))
+    qrels, labels = judgments.qrels, judgments.labels
     if not qrels and not labels and not any(r.get("answerable") is False for _, r in rows.values()):
         raise BenchmarkError(
             f"{path}: no judgments; a benchmark needs at least one judged query (set "
             f"corpus.split to a split with qrels)"
         )
     return qrels, labels, _absent_judged(path, qrels, corpus)
-
-
-def _grade(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None

@@ -777,9 +777,7 @@ def _qrels(
     q_col = spec.column("qrels_query_id", found, where)
     c_col = spec.column("qrels_chunk_id", found, where)
     s_col = spec.column("score", found, where)
-    qrels: dict[str, dict[str, int]] = {}
-    labels: dict[str, dict[str, str]] = {}
-    first: dict[tuple[str, str], int] = {}
+    judgments = readers.QrelsCollector()
     for i, row in enumerate(rows):
         qid, cid = _text_id(row.get(q_col)), _text_id(row.get(c_col))
         at = f"{where} row {i}"
@@ -787,51 +785,10 @@ def _qrels(
             raise BenchmarkError(f"{at}: missing or blank '{q_col if qid is None else c_col}'")
         if qid not in texts:
             raise BenchmarkError(f"{at}: query '{qid}' is not in the queries config")
-        raw = row.get(s_col)
-        grade = _grade(raw)
-        if grade is None:
-            if not (isinstance(raw, str) and raw[:1].isalpha()):
-                raise BenchmarkError(
-                    f"{at}: score {raw!r} is neither an integer grade nor a label name "
-                    f"(e.g. RELATED)"
-                )
-            named = labels.setdefault(qid, {})
-            if cid in named and named[cid] != raw:
-                raise BenchmarkError(
-                    f"{at}: query '{qid}' labels chunk '{cid}' {raw}, but row "
-                    f"{first[qid, cid]} labelled it {named[cid]}; keep one label per pair"
-                )
-            first.setdefault((qid, cid), i)
-            named[cid] = raw
-            continue
-        judged = qrels.setdefault(qid, {})
-        if cid in judged and judged[cid] != grade:
-            raise BenchmarkError(
-                f"{at}: query '{qid}' judges chunk '{cid}' {grade}, but row "
-                f"{first[qid, cid]} judged it {judged[cid]}; keep one judgment per pair"
-            )
-        first.setdefault((qid, cid), i)
-        judged[cid] = grade
-    both = sorted((q, c) for q in set(qrels) & set(labels) for c in set(qrels[q]) & set(labels[q]))
-    if both:
-        q, c = both[0]
-        raise BenchmarkError(f"{where}: query '{q}' gives chunk '{c}' both a grade and a label")
+        judgments.add(at, f"row {i}", qid, cid, row.get(s_col))
+    judgments.check(where)
+    qrels, labels = judgments.qrels, judgments.labels
     return qrels, labels, where
-
-
-def _grade(raw: Any) -> int | None:
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    if isinstance(raw, str):
-        try:
-            return int(raw.strip())
-        except ValueError:
-            return None
-    return None
 
 
 def _load_rows(spec: _Spec, main: _Source, split: str, cfg: Mapping[str, Any]) -> Benchmark:

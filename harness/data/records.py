@@ -294,3 +294,62 @@ def _absent_judged(
         "chunks": len(chunks),
         "examples": examples,
     }
+
+
+def grade_of(raw: Any) -> int | None:
+    """A qrels score as an integer grade; None when it is not one (then it may be a label)."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str):
+        try:
+            return int(raw.strip())
+        except ValueError:
+            return None
+    return None
+
+
+class QrelsCollector:
+    """Judgments as BEIR qrels give them, from a TSV file or a dataset's rows: an integer
+    score is a grade, any other a label name (RELATED); one judgment per (query, chunk)."""
+
+    def __init__(self) -> None:
+        self.qrels: dict[str, dict[str, int]] = {}
+        self.labels: dict[str, dict[str, str]] = {}
+        self._first: dict[tuple[str, str], str] = {}
+
+    def add(self, at: str, place: str, qid: str, cid: str, raw: Any) -> None:
+        """One judgment; `at` names it in errors ("file:3"), `place` in later ones ("line 3")."""
+        grade = grade_of(raw)
+        if grade is None and not (isinstance(raw, str) and raw[:1].isalpha()):
+            shown = f"'{raw}'" if isinstance(raw, str) else repr(raw)
+            raise BenchmarkError(
+                f"{at}: score {shown} is neither an integer grade nor a label name (e.g. RELATED)"
+            )
+        table: dict[str, dict[str, Any]] = self.labels if grade is None else self.qrels
+        value = raw if grade is None else grade
+        judged = table.setdefault(qid, {})
+        if cid in judged and judged[cid] != value:
+            verb, past = ("labels", "labelled") if grade is None else ("judges", "judged")
+            raise BenchmarkError(
+                f"{at}: query '{qid}' {verb} chunk '{cid}' {value}, but "
+                f"{self._first[qid, cid]} {past} it {judged[cid]}; keep one judgment per pair"
+            )
+        self._first.setdefault((qid, cid), place)
+        judged[cid] = value
+
+    def check(self, where: str) -> None:
+        """A chunk both graded and labelled for one query is an error."""
+        both = sorted(
+            (q, c)
+            for q in set(self.qrels) & set(self.labels)
+            for c in set(self.qrels[q]) & set(self.labels[q])
+        )
+        if both:
+            q, c = both[0]
+            raise BenchmarkError(
+                f"{where}: query '{q}' gives chunk '{c}' both a grade and a label; keep one"
+            )

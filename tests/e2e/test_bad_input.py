@@ -299,9 +299,9 @@ CASES = [
     ),
     H("beir-missing-split", *B, "corpus.split=dev", expect="qrels file not found", files=beir()),
     H(
-        "beir-score-not-int",
+        "beir-score-not-int",  # a word is a label name, and this one is not a known label
         *B,
-        expect="score 'high' is not an integer",
+        expect="labels chunk 'd1' 'high', which relevance.grades does not list",
         files=beir(qrels="q1\td1\thigh\n"),
     ),
     H(
