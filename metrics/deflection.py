@@ -18,14 +18,16 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import BenchmarkError
+from harness.core.labels import label_key as core_label_key
 from harness.core.types import ANSWERABLE, Benchmark, Query, Run
 
 QUANTILES = (("q25", 25.0), ("median", 50.0), ("q75", 75.0))
 
 
 def label_key(name: str) -> str:
-    """A label name as labels are compared: case-insensitive, '_' and ' ' read as '-'."""
-    return name.strip().lower().replace("_", "-").replace(" ", "-")
+    """A label name as the block shows it: the shared spelling rule (harness.core.labels),
+    in lower case."""
+    return core_label_key(name).lower()
 
 
 def deflection(

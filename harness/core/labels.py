@@ -1,4 +1,5 @@
-"""The reading order of stratum labels, shared by every table."""
+"""The reading order of stratum labels, shared by every table, and the one spelling rule of
+relevance label names."""
 
 from __future__ import annotations
 
@@ -28,3 +29,9 @@ def label_order(labels: list[str]) -> list[str]:
         return (2, 0.0, label)
 
     return sorted(set(labels), key=key)
+
+
+def label_key(name: str) -> str:
+    """A relevance label name as labels are compared: case-insensitive, with '_' and runs of
+    spaces read as '-' (RELATED_INFORMATION, "related information" -> RELATED-INFORMATION)."""
+    return "-".join(str(name).strip().upper().replace("_", " ").split())

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.core.errors import BenchmarkError, ConfigError, did_you_mean
+from harness.core.labels import label_key
 from harness.core.types import Benchmark, Query
 
 log = logging.getLogger("harness.data")
@@ -28,11 +29,6 @@ GARAGE_GRADES = {
     "UNKNOWN": 1,
     "IRRELEVANT": 0,
 }
-
-
-def label_key(name: str) -> str:
-    """Label names match case-insensitively, with '_' and spaces read as '-'."""
-    return "-".join(str(name).strip().upper().replace("_", " ").split())
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,6 @@ from typing import Any
 from metrics.registry import in_percent
 
 
-def pct(value: float | None) -> str:
-    """A fraction as a percentage with 2 decimals; '-' for None or NaN."""
-    return "-" if value is None or value != value else f"{100 * value:.2f}"
-
-
 def scale(metric: str) -> float:
     """The display factor of `metric`'s values: 100 for a share shown in percent, 1 for a
     metric shown as it is (answer_rank, a mean rank)."""
