@@ -191,11 +191,7 @@ class Evaluation:
         where the metric is undefined, or the expectation not tractable)."""
         import pandas as pd
 
-        from metrics.registry import parse_metric
-        from metrics.ties import tie_bounds
-
-        metrics = [parse_metric(m) for m in self.metrics]
-        tied = tie_bounds(self.benchmark, self.run, metrics, self.values)
+        tied = self.scored.ties  # computed once, by score()
         data: dict[str, Any] = {}
         for m in self.metrics:
             t = tied.get(m)

@@ -65,6 +65,7 @@ class Scored:
     variance: dict[str, Any]
     semantic: dict[str, Any] | None
     protocols: dict[str, Any] = field(default_factory=dict)
+    ties: Mapping[str, Any] = field(default_factory=dict)  # metric -> Tied (metrics.ties)
 
 
 def score(
@@ -109,7 +110,7 @@ def score(
     block = deflection(bench, run, ks, relevance.distractors)
     if block is not None:
         protocols["deflection"] = block
-    return Scored(values, strata, aggregated, variance, semantic, protocols)
+    return Scored(values, strata, aggregated, variance, semantic, protocols, ties)
 
 
 def cell_files(
