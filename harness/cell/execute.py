@@ -395,7 +395,7 @@ def _stored_reading(stored) -> dict[str, Any]:
     """The same for a stored cell; a cell from before these settings read the data with
     their defaults (the data then had no labels, dates or fields)."""
     config = stored["config"]
-    relevance = config.get("relevance") or RelevanceSpec().as_config()
+    relevance = config.get("relevance")
     fields = (config.get("strata") or {}).get("fields") or []
     return {"relevance": RelevanceSpec.from_config(relevance).as_config(), "fields": fields}
 

@@ -36,7 +36,7 @@ Example:
 def diagnose(cfg: dict[str, Any], embedder_name: str) -> None:
     """Embed the corpus with the named embedder and print (and store) both diagnostics."""
     from harness.core.errors import ConfigError
-    from harness.data.benchmarks import load_benchmark
+    from harness.data.relevance import load_judged
     from harness.strata.build import make_embedder
     from harness.strata.diagnostics import diagnose as run_diagnostics
 
@@ -45,7 +45,7 @@ def diagnose(cfg: dict[str, Any], embedder_name: str) -> None:
         embedder = make_embedder(embedder_name, runtime)
     except ConfigError as exc:
         raise ConfigError(str(exc).replace("strata.embedder", "embedder")) from None
-    bench = load_benchmark(cfg["corpus"])
+    bench = load_judged(cfg)
     write = cfg["results"]["write"]
     out = run_diagnostics(
         bench, embedder, embedder_name, Path(cfg["results"]["dir"]) if write else None

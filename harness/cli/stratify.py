@@ -46,12 +46,12 @@ Examples:
 def stratify(cfg: dict[str, Any], *, report: bool = False) -> None:
     """Build or load the strata for cfg's corpus; print a summary, and the report if asked."""
     from harness.cell.plan import strata_spec
-    from harness.data.benchmarks import load_benchmark
+    from harness.data.relevance import load_judged
     from harness.strata import file as strata_file
     from harness.strata import report as strata_report
 
     started = time.perf_counter()
-    bench = load_benchmark(cfg["corpus"])
+    bench = load_judged(cfg)
     runtime = {k: cfg.get(k) for k in ("device", "cache", "cache_dir")}
     print(f"stratifying {bench.name} ({len(bench.corpus)} chunks, {len(bench.queries)} queries)")
     force = bool(cfg.get("force", False))

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.core.confs import RelevanceConf
 from harness.core.errors import BenchmarkError, ConfigError, did_you_mean
 from harness.core.labels import label_key
 from harness.core.types import Benchmark, Query
@@ -21,14 +22,8 @@ from harness.core.types import Benchmark, Query
 log = logging.getLogger("harness.data")
 
 OUTDATED = "OUTDATED"
-GARAGE_GRADES = {
-    "ANSWER-THE-QUESTION": 2,
-    "RELATED": 1,
-    "RELATED-INFORMATION": 1,  # the paper's spelling of RELATED
-    "OUTDATED": 1,
-    "UNKNOWN": 1,
-    "IRRELEVANT": 0,
-}
+_DEFAULTS = RelevanceConf()  # the config schema's defaults, so the API and the CLI agree
+GARAGE_GRADES = dict(_DEFAULTS.grades)
 
 
 @dataclass(frozen=True)
@@ -36,10 +31,10 @@ class RelevanceSpec:
     """How labels and dates become relevance (the `relevance` config section)."""
 
     grades: Mapping[str, int] = field(default_factory=lambda: dict(GARAGE_GRADES))
-    dynamism_field: str = "dynamism"
-    outdated_for: tuple[str, ...] = ("fast",)
-    max_age_days: Mapping[str, int] = field(default_factory=lambda: {"fast": 7})
-    distractors: tuple[str, ...] = ("RELATED", "RELATED-INFORMATION", "OUTDATED")
+    dynamism_field: str = _DEFAULTS.dynamism_field
+    outdated_for: tuple[str, ...] = tuple(_DEFAULTS.outdated_for)
+    max_age_days: Mapping[str, int] = field(default_factory=lambda: dict(_DEFAULTS.max_age_days))
+    distractors: tuple[str, ...] = tuple(_DEFAULTS.distractors)
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> RelevanceSpec:
@@ -116,6 +111,14 @@ def _names(value: Any, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def load_judged(cfg: Mapping[str, Any]) -> Benchmark:
+    """The benchmark of a resolved config (`corpus`) as it is scored (`relevance`): what every
+    command that reads gold loads, so a run, its strata and its diagnostics see the same."""
+    from harness.data.benchmarks import load_benchmark
+
+    return judge(load_benchmark(cfg["corpus"]), RelevanceSpec.from_config(cfg.get("relevance")))
+
+
 def judge(bench: Benchmark, spec: RelevanceSpec | None = None) -> Benchmark:
     """The benchmark as it is scored under `spec`: labels become grades, outdated passages of
     fast-changing questions grade 0, a gold chunk whose grade is 0 leaves its group, and each
@@ -132,7 +135,7 @@ def judge(bench: Benchmark, spec: RelevanceSpec | None = None) -> Benchmark:
             f"questions hold only outdated passages; they count as not found (see "
             f"docs/protocols.md#labels-and-dates)"
         )
-    meta = {**bench.metadata, "relevance": {k: v for k, v in counts.items()}}
+    meta = {**bench.metadata, "relevance": counts}
     return replace(bench, queries=queries, metadata=meta)
 
 
@@ -151,9 +154,7 @@ def _judge_query(bench: Benchmark, q: Query, spec: RelevanceSpec, counts: dict) 
     probe = replace(q, outdated=outdated, max_age_days=window)
     strict = dynamism is not None and str(dynamism) in spec.outdated_for
 
-    grades: dict[str, int] = dict(q.qrels or {})
-    if q.qrels is None:
-        grades = {c: 1 for g in q.groups for c in sorted(g)}
+    grades = dict(q.judgments)
     for cid, lab in labels.items():
         grades[cid] = spec.grades[lab]
     if strict:
