@@ -17,9 +17,11 @@ ALLOWED = {
     "metrics": {"harness.core", "metrics"},
     "retrievers": {"harness.core", "retrievers"},
     "harness.strata": {"harness.core", "harness.data", "metrics", "retrievers", "harness.strata"},
+    # retrieval utility (ΔSePer): generators and NLI models, loaded like retrievers' models
+    "harness.utility": {"harness.core", "harness.data", "metrics", "retrievers", "harness.utility"},
     "harness.cell": {
         *("harness.core", "harness.data", "metrics", "retrievers", "harness.strata"),
-        "harness.cell",
+        *("harness.utility", "harness.cell"),
     },
     "harness.report": {
         *("harness.core", "harness.data", "metrics", "harness.strata", "harness.cell"),
@@ -27,11 +29,11 @@ ALLOWED = {
     },
     "harness.api": {
         *("harness.core", "harness.data", "metrics", "retrievers", "harness.strata"),
-        *("harness.cell", "harness.report", "harness.api"),
+        *("harness.utility", "harness.cell", "harness.report", "harness.api"),
     },
     "harness.cli": {
         *("harness.core", "harness.data", "metrics", "retrievers", "harness.strata"),
-        *("harness.cell", "harness.report", "harness.cli"),
+        *("harness.utility", "harness.cell", "harness.report", "harness.cli"),
     },
     # the package itself: the lazy public API and the `python -m harness.X` starters
     "harness": {"harness.core", "harness.api", "harness.cli"},
