@@ -25,13 +25,19 @@ class BootstrapSpec:
     seed: int = 0
 
 
-def per_query(benchmark: Benchmark, run: Run, metrics: Sequence[Metric]) -> dict[str, np.ndarray]:
+def per_query(
+    benchmark: Benchmark,
+    run: Run,
+    metrics: Sequence[Metric],
+    given: Mapping[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
     """Metric name -> values in benchmark query order.
 
     A query the run has no ranking for scores as an empty list (0, as `trec_eval -c`);
     a query without gold is NaN for every metric that needs gold. Each binary standard
     metric counts as relevant the grades >= its own level (`Metric.level`); the corpus
-    families read the chunks' text and dates (metrics.answers).
+    families read the chunks' text and dates (metrics.answers). Utility metrics need models:
+    their values come computed in `given` (harness.utility), one per query.
     """
     queries = benchmark.queries
     grouped = [m for m in metrics if m.family.kind == "group"]
@@ -54,6 +60,12 @@ def per_query(benchmark: Benchmark, run: Run, metrics: Sequence[Metric]) -> dict
     corpus = [m for m in metrics if m.family.kind == "corpus"]
     if corpus:  # answers in the chunks' text, outdated chunks (metrics.answers)
         values.update(answers.evaluate(benchmark, [run[q.query_id] for q in queries], corpus))
+    for m in metrics:
+        if m.family.kind == "utility":
+            found = (given or {}).get(m.name)
+            if found is None or len(found) != len(queries):
+                raise ValueError(f"{m.name} needs its values from harness.utility, one per query")
+            values[m.name] = np.asarray(found, dtype=np.float64)
     return {m.name: values[m.name] for m in metrics}
 
 

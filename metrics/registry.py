@@ -19,10 +19,11 @@ MetricFn = Callable[[Query, Sequence[str], int], float]
 class Family:
     """A metric family. Group families score one query at a time with `fn`; standard
     (trec_eval) families are computed for all queries at once by metrics.standard, corpus
-    families (which read the chunks' text or dates) by metrics.answers."""
+    families (which read the chunks' text or dates) by metrics.answers; utility families need
+    a generator and an NLI model, so harness.utility computes them and per_query takes them."""
 
     name: str
-    kind: str  # "group" | "standard" | "corpus"
+    kind: str  # "group" | "standard" | "corpus" | "utility"
     description: str
     fn: MetricFn | None = None
     cut: bool = True  # evaluated at a cut-off K ("name@K"); False: the whole ranked list
@@ -131,7 +132,24 @@ _CORPUS = (
         higher_is_better=False,
     ),
 )
-FAMILIES: dict[str, Family] = {f.name.lower(): f for f in (*_GROUP, *_STANDARD, *_CORPUS)}
+# Retrieval utility (SePer, docs/utility.md): a generator's belief in the reference answer with
+# the top K in its prompt; computed by harness.utility (models), handed to per_query as values.
+_UTILITY = (
+    Family(
+        "dseper",
+        "utility",
+        "ΔSePer: gain in the generator's belief in the answer from the top K (soft kernel)",
+    ),
+    Family(
+        "dseper_hard",
+        "utility",
+        "ΔSePer with the hard kernel (answers clustered by bidirectional entailment)",
+    ),
+    Family("seper", "utility", "SePer: the generator's belief in the answer given the top K"),
+)
+FAMILIES: dict[str, Family] = {
+    f.name.lower(): f for f in (*_GROUP, *_STANDARD, *_CORPUS, *_UTILITY)
+}
 # every standard family has its formula in metrics.standard, and only those
 if {f.name for f in _STANDARD} != set(standard.FORMULAS):
     raise RuntimeError("metrics.registry and metrics.standard.FORMULAS list different families")

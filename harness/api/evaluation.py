@@ -279,6 +279,9 @@ def evaluate(
     unknown_ids: str = "keep",
     fields: Sequence[str] = (),
     relevance: Mapping[str, Any] | None = None,
+    utility: Mapping[str, Any] | None = None,
+    generator: Any = None,
+    nli: Any = None,
 ) -> Evaluation:
     """Score a run, a retriever, an encoder or a retriever config name on a benchmark.
 
@@ -293,7 +296,10 @@ def evaluate(
     ranks moving up (`"drop"`); either way they are counted in `notes`. `fields`: query fields
     reported like hop (`["dynamism", "popularity"]`; numeric ones in tertiles). `relevance`:
     the `relevance` config section's settings that differ from the defaults (label grades,
-    dated relevance; docs/protocols.md), e.g. `{"grades": {"RELATED": 0}}`."""
+    dated relevance; docs/protocols.md), e.g. `{"grades": {"RELATED": 0}}`. `utility`: the
+    settings of conf/utility/seper.yaml that differ, for the utility metrics (ΔSePer,
+    docs/utility.md), e.g. `{"generator": {"model": "Qwen/Qwen2.5-0.5B-Instruct"}}`;
+    `generator` and `nli`: model objects of your own to use instead of the configured ones."""
     from harness.api.loading import load_benchmark
     from harness.cell.execute import corpus_diagnostics, messages, run_coverage, score
     from harness.cell.plan import bootstrap_spec, strata_fields, strata_spec
@@ -315,6 +321,7 @@ def evaluate(
     ids = [q.query_id for q in bench.queries]
     run, unknown = apply_unknown_ids(run, bench.vocab, ids, unknown_ids)
     doc, doc_path, custom = _strata(strata, bench)
+    section, models = _utility(chosen, utility, generator, nli)
     scored = score(
         bench,
         run,
@@ -326,6 +333,7 @@ def evaluate(
         extra_strata=custom,
         fields=fields,
         relevance=reading,
+        utility=models,
     )
     coverage = run_coverage(bench, run, retriever, unknown)
     config = {
@@ -338,6 +346,8 @@ def evaluate(
         "strata": {**reporting.as_config(), "fields": list(fields)},
         "relevance": reading.as_config(),
     }
+    if section is not None:
+        config["utility"] = section
     extra = {
         "coverage": coverage,
         "diagnostics": corpus_diagnostics(bench, retriever),
@@ -346,6 +356,23 @@ def evaluate(
     for note in extra["notes"]:
         log.info(note)
     return Evaluation(bench, run, [m.name for m in chosen], scored, config, extra)
+
+
+def _utility(chosen, overrides, generator, nli) -> tuple[dict | None, Any]:
+    """The utility section (conf/utility/seper.yaml with `overrides`) and what score() takes:
+    (spec, generator, nli); (None, None) when no utility metric is asked for. A model object
+    of the caller's is recorded by its type in the section."""
+    if not any(m.family.kind == "utility" for m in chosen):
+        return None, None
+    from harness.core.confs import named_config
+    from harness.utility.spec import UtilitySpec
+
+    section = named_config("utility", "seper", dict(overrides or {}))
+    spec = UtilitySpec.from_config(section)
+    for key, obj in (("generator", generator), ("nli", nli)):
+        if obj is not None:
+            section[key] = {"backend": "python", "object": _describe(obj)}
+    return section, (spec, generator, nli)
 
 
 def _metric_names(metrics, k) -> tuple[list[str], list[int]]:

@@ -31,6 +31,9 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     bootstrap: int = 0,
     relevance: Mapping[str, Any] | None = None,
     unknown_ids: str = "keep",
+    utility: Mapping[str, Any] | None = None,
+    generator: Any = None,
+    nli: Any = None,
 ):
     """Evaluate every system (runs, retrievers, encoders or retriever config names) on one
     benchmark. Columns: `name`, each metric's mean (fractions), and with a baseline, per metric,
@@ -38,7 +41,8 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     randomization test, or t-test with test="t") and `<m> p_<correction>` with `<m> sig`
     (corrected p < alpha), the correction taken over the systems compared to the baseline.
     "Better" reads each metric's direction (a lower outdated@K or answer_rank is better).
-    `relevance` and `unknown_ids` are passed to harness.evaluate for every system."""
+    `relevance`, `unknown_ids` and the utility settings (`utility`, `generator`, `nli`: ΔSePer,
+    docs/utility.md) are passed to harness.evaluate for every system."""
     import pandas as pd
 
     from harness.api.evaluation import evaluate
@@ -71,6 +75,9 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
             permutations=0,  # no strata statistics: the table reports means and paired tests
             relevance=relevance,
             unknown_ids=unknown_ids,
+            utility=utility,
+            generator=generator,
+            nli=nli,
         )
         for i, s in enumerate(systems)
     ]

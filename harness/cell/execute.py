@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -66,6 +67,7 @@ class Scored:
     semantic: dict[str, Any] | None
     protocols: dict[str, Any] = field(default_factory=dict)
     ties: Mapping[str, Any] = field(default_factory=dict)  # metric -> Tied (metrics.ties)
+    utility: Mapping[str, Any] = field(default_factory=dict)  # harness.utility's counts
 
 
 def score(
@@ -80,15 +82,20 @@ def score(
     extra_strata: Mapping[str, list[str]] | None = None,
     fields: Sequence[str] = (),
     relevance: RelevanceSpec | None = None,
+    utility: Any = None,
+    carried: Mapping[str, np.ndarray] | None = None,
 ) -> Scored:
     """Score `run` on `bench` (judged: harness.data.relevance.judge): the numbers a cell
     reports (the CLI and the Python API alike). `extra_strata` adds stratifications of the
     caller's (one label per query, in order); `fields` are query fields reported like hop;
     `spec` says how strata are reported (pooling, permutations; default StrataSpec());
-    `relevance` names the distractor labels of the deflection section."""
+    `relevance` names the distractor labels of the deflection section; `utility`
+    (harness.utility.Utility: settings and, optionally, model objects) computes the utility
+    metrics (ΔSePer), unless `carried` holds their stored per-query values."""
     spec = spec or StrataSpec()
     relevance = relevance or RelevanceSpec()
-    values = per_query(bench, run, metrics)
+    given, counts = _utility_values(bench, run, metrics, utility, carried or {})
+    values = per_query(bench, run, metrics, given)
     strata = stratify(bench, fields)
     if strata_doc is not None:
         strata.update(semantic_report.labels(bench, strata_doc))
@@ -110,7 +117,38 @@ def score(
     block = deflection(bench, run, ks, relevance.distractors)
     if block is not None:
         protocols["deflection"] = block
-    return Scored(values, strata, aggregated, variance, semantic, protocols, ties)
+    return Scored(values, strata, aggregated, variance, semantic, protocols, ties, counts)
+
+
+def _utility_values(bench, run, metrics, utility, carried) -> tuple[dict[str, Any], dict]:
+    """Per-query values of the utility metrics: those in `carried` as they are, the others
+    computed by harness.utility (models are loaded only on a cache miss)."""
+    todo = [m for m in metrics if m.family.kind == "utility" and m.name not in carried]
+    given = {m.name: carried[m.name] for m in metrics if m.name in carried}
+    if not todo:
+        return given, {}
+    if utility is None:
+        raise HarnessError(
+            f"{todo[0].name} needs a generator and an NLI model: add +utility=seper "
+            "(harness.evaluate: utility=...)"
+        )
+    from harness.utility.compute import utility_values
+
+    families = tuple(dict.fromkeys(m.family.name for m in todo))
+    ks = sorted({m.k for m in todo})
+    spec, generator, nli = _utility_parts(utility)
+    computed, counts = utility_values(
+        bench, run, ks, spec, families=families, generator=generator, nli=nli
+    )
+    given.update({m.name: computed[m.name] for m in todo})
+    return given, counts
+
+
+def _utility_parts(utility) -> tuple[Any, Any, Any]:
+    """(spec, generator, nli) from a UtilitySpec or a (spec, generator, nli) triple."""
+    if isinstance(utility, tuple):
+        return utility
+    return utility, None, None
 
 
 def cell_files(
@@ -192,6 +230,15 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
             notes.append(verdict)
         if _same_identity(stored, plan):  # recomputed: still every metric the cell had
             metrics = _union(stored, plan)
+            if plan.utility is None and _utility_names(metrics):
+                # its stored utility values belong to the old ranked list or data, and
+                # this run names no generator to compute them again
+                dropped = _utility_names(metrics)
+                metrics = [m for m in metrics if m.name not in dropped]
+                notes.append(
+                    f"{', '.join(dropped)} not recomputed (no utility section in this run; "
+                    "add +utility=seper with the cell's generator and NLI model to keep them)"
+                )
 
     t = time.perf_counter()
     retriever.index(bench.corpus)
@@ -240,7 +287,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     )
 
 
-def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path) -> Scored:
+def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path, carried=None) -> Scored:
     return score(
         bench,
         run,
@@ -251,6 +298,8 @@ def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path) -> Scored
         spec=plan.strata,
         fields=plan.fields,
         relevance=plan.relevance,
+        utility=plan.utility,
+        carried=carried,
     )
 
 
@@ -365,6 +414,7 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         # data has any (the same file then scores differently)
         and ("relevance" in stored["config"] or not _protocol_data(bench))
         and "ties" in stored["results"]["overall"]  # cells from before tie ranges: rescore
+        and _utility_same(stored, plan)
     )
     if doc is None:
         same = same and semantic is None
@@ -373,6 +423,28 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         same = same and semantic["strata_file"] == semantic_report.strata_name(strata_path)
         same = same and semantic["params"] == json.loads(to_json(doc["params"]))
     return "same" if same else "rescore"
+
+
+def _utility_names(metrics) -> list[str]:
+    return [m.name for m in metrics if m.family.kind == "utility"]
+
+
+def _utility_identity(section: Any) -> Any:
+    """What in a `utility` section changes the numbers (None: no section)."""
+    if section is None:
+        return None
+    from harness.utility.spec import UtilitySpec
+
+    return json.loads(to_json(UtilitySpec.from_config(section).identity()))
+
+
+def _utility_same(stored, plan: CellPlan) -> bool:
+    """A run that asks for utility metrics reuses stored values only when they were made
+    with the same generator, NLI model and estimation settings."""
+    if not _utility_names(plan.metrics):
+        return True
+    theirs = stored["config"].get("utility")
+    return _utility_identity(theirs) == json.loads(to_json(plan.utility.identity()))
 
 
 def _reading(plan: CellPlan) -> dict[str, Any]:
@@ -439,9 +511,12 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
     added = [m.name for m in union if m.name not in stored["metrics"]]
     scores = read_run(cell_dir / "run.trec")  # as scored: run.unknown_ids was applied to it
     run = Run.from_scores(stored["retriever"], scores, plan.depth, bench.vocab)
-    scored = _score_plan(plan, bench, run, union, doc, strata_path)
+    carried, section = _carried_utility(stored, plan, union, cell_dir)
+    scored = _score_plan(plan, bench, run, union, doc, strata_path, carried)
     names = [m.name for m in union]
     config = _with_metrics(plan.config, union)
+    if section is not None:  # the settings its carried utility values were made with
+        config["utility"] = section
     timings = _stored_timings(cell_dir)
     timings["rescore_s"] = time.perf_counter() - started
     files = cell_files(
@@ -475,6 +550,17 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
         strata_hint=hint,
         protocols=scored.protocols,
     )
+
+
+def _carried_utility(stored, plan: CellPlan, union, cell_dir: Path) -> tuple[dict, Any]:
+    """Stored utility values a rescore keeps as they are, and the settings they were made
+    with: when this run asks for no utility metric, the cell's own values (costly model
+    outputs) stay, with its `utility` section. A run that asks for one computes them all."""
+    names = _utility_names(union)
+    if not names or _utility_names(plan.metrics):
+        return {}, None
+    cell = results.load_cell(cell_dir)
+    return {n: cell.values[n] for n in names}, stored["config"].get("utility")
 
 
 def _stored_timings(cell_dir: Path) -> dict[str, float]:

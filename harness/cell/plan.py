@@ -51,6 +51,7 @@ class CellPlan:
     unknown_ids: str = "keep"  # run.unknown_ids: how run ids the corpus lacks are scored
     relevance: RelevanceSpec = RelevanceSpec()  # labels and dates -> grades (data.relevance)
     fields: tuple[str, ...] = ()  # strata.fields: query fields reported like hop
+    utility: Any = None  # harness.utility.spec.UtilitySpec: the `utility` section (ΔSePer), or None
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> CellPlan:
@@ -59,6 +60,8 @@ class CellPlan:
         if not isinstance(force, bool):
             raise ConfigError(f"force must be true or false, got {force!r}")
         config = {k: v for k, v in cfg.items() if k != "force"}  # not what a cell depends on
+        if config.get("utility") is None:  # the schema's empty default: a cell without it
+            config.pop("utility", None)
         depth = config["retrieval"]["depth"]
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
             raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")
@@ -94,11 +97,28 @@ class CellPlan:
             unknown_ids=unknown_ids,
             relevance=RelevanceSpec.from_config(config.get("relevance")),
             fields=strata_fields((config.get("strata") or {}).get("fields")),
+            utility=utility_spec(config.get("utility"), metrics),
         )
 
     @property
     def metric_names(self) -> list[str]:
         return [m.name for m in self.metrics]
+
+
+def utility_spec(section: Any, metrics) -> Any:
+    """The checked `utility` section (harness.utility.spec.UtilitySpec), None without one; a
+    utility metric without the section is an error naming how to add it."""
+    wanted = [m.name for m in metrics if m.family.kind == "utility"]
+    if section is None:
+        if wanted:
+            raise ConfigError(
+                f"{wanted[0]} needs a generator and an NLI model: add +utility=seper (or choose "
+                "metrics=utility), and set utility.generator.model / utility.nli.model"
+            )
+        return None
+    from harness.utility.spec import UtilitySpec  # imports no model library
+
+    return UtilitySpec.from_config(section)
 
 
 def strata_spec(strata: Mapping[str, Any], stats: Mapping[str, Any]) -> StrataSpec:

@@ -10,6 +10,7 @@ from typing import Any
 from harness.core.errors import unknown_name
 from harness.core.paths import conf_dir, group_options
 
+APPENDED = frozenset({"utility"})  # config groups a run adds with '+group=name'
 MISSING = "???"  # OmegaConf's mandatory value (omegaconf.MISSING), without importing it here
 
 
@@ -24,11 +25,13 @@ def named_config(group: str, name: str, overrides: Mapping[str, Any] | None = No
     from hydra.core.global_hydra import GlobalHydra
 
     register()
+    # a group config.yaml's defaults list lacks is appended to it ('+utility=seper')
+    choice = f"{'+' if group in APPENDED else ''}{group}={name}"
     if GlobalHydra.instance().is_initialized():  # inside a Hydra app: compose in its context
-        cfg = compose(config_name="config", overrides=[f"{group}={name}"])
+        cfg = compose(config_name="config", overrides=[choice])
     else:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
-            cfg = compose(config_name="config", overrides=[f"{group}={name}"])
+            cfg = compose(config_name="config", overrides=[choice])
     base = cfg[group]
     plugin = "_target_" in base.keys()  # a plug-in's own arguments are new keys
     for key in overrides or {}:
@@ -129,6 +132,7 @@ class HarnessConf:
     relevance: RelevanceConf = field(default_factory=RelevanceConf)
     results: ResultsConf = field(default_factory=ResultsConf)
     stats: StatsConf = field(default_factory=StatsConf)
+    utility: Any = None  # ΔSePer's generator and NLI model: +utility=seper (conf/utility/)
     device: Any = "auto"  # auto | cpu | cuda | cuda:N | [cuda:0, cuda:1] (dense encoders)
     cache: bool = True  # embedding cache for dense retrievers
     cache_dir: str | None = None  # null: $HARNESS_CACHE_DIR/embeddings or ~/.cache/...
