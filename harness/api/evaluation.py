@@ -301,7 +301,13 @@ def evaluate(
     docs/utility.md), e.g. `{"generator": {"model": "Qwen/Qwen2.5-0.5B-Instruct"}}`;
     `generator` and `nli`: model objects of your own to use instead of the configured ones."""
     from harness.api.loading import load_benchmark
-    from harness.cell.execute import corpus_diagnostics, messages, run_coverage, score
+    from harness.cell.execute import (
+        corpus_diagnostics,
+        messages,
+        run_coverage,
+        score,
+        utility_notes,
+    )
     from harness.cell.plan import bootstrap_spec, strata_fields, strata_spec
     from harness.core.runio import apply_unknown_ids, check_unknown_ids
     from harness.data.relevance import RelevanceSpec, judge
@@ -351,7 +357,7 @@ def evaluate(
     extra = {
         "coverage": coverage,
         "diagnostics": corpus_diagnostics(bench, retriever),
-        "notes": messages(retriever, coverage),
+        "notes": messages(retriever, coverage) + utility_notes(scored.utility),
     }
     for note in extra["notes"]:
         log.info(note)

@@ -144,6 +144,25 @@ def _utility_values(bench, run, metrics, utility, carried) -> tuple[dict[str, An
     return given, counts
 
 
+def utility_notes(counts: Mapping[str, Any]) -> list[str]:
+    """One line on what the utility metrics cost: prompts, what came from the cache, which
+    models had to be loaded (none on a cached rerun)."""
+    if not counts:
+        return []
+    loaded = ", ".join(counts["models_loaded"]) or "none"
+    return [
+        f"utility: {counts['queries']} queries, {counts['prompts']} prompts x "
+        f"{counts['samples']} samples ({counts['generation_hits']} from the cache), "
+        f"{counts['nli_pairs']} NLI pairs ({counts['nli_hits']} cached entries); "
+        f"models loaded: {loaded}; cache {counts['cache']}"
+    ]
+
+
+def utility_timings(counts: Mapping[str, Any]) -> dict[str, float]:
+    """The utility stages' seconds, for timings.json (utility_generation_s, ...)."""
+    return {f"utility_{k}_s": float(v) for k, v in (counts.get("seconds") or {}).items()}
+
+
 def _utility_parts(utility) -> tuple[Any, Any, Any]:
     """(spec, generator, nli) from a UtilitySpec or a (spec, generator, nli) triple."""
     if isinstance(utility, tuple):
@@ -254,6 +273,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     t = time.perf_counter()
     scored = _score_plan(plan, bench, run, metrics, doc, strata_path)
     timings["evaluate_s"] = time.perf_counter() - t
+    timings.update(utility_timings(scored.utility))
     coverage = run_coverage(bench, run, retriever, unknown)
 
     if plan.write:
@@ -279,7 +299,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
         aggregated=scored.aggregated,
         cell_dir=cell_dir if plan.write else None,
         timings=timings,
-        notes=notes + messages(retriever, coverage),
+        notes=notes + messages(retriever, coverage) + utility_notes(scored.utility),
         variance=scored.variance,
         semantic=scored.semantic,
         strata_hint=hint,
@@ -518,6 +538,7 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
     if section is not None:  # the settings its carried utility values were made with
         config["utility"] = section
     timings = _stored_timings(cell_dir)
+    timings.update(utility_timings(scored.utility))
     timings["rescore_s"] = time.perf_counter() - started
     files = cell_files(
         config,
@@ -535,6 +556,7 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
     notes = [
         *notes,
         f"{cell_dir}: scored its stored ranked list (no retrieval); {what}",
+        *utility_notes(scored.utility),
     ]
     return CellResult(
         corpus=bench.name,

@@ -13,7 +13,10 @@ from harness.core.errors import HarnessError, did_you_mean
 FORMATS = ("all", "markdown", "latex", "csv", "html")
 
 
-TABLES = ("all", "table3", "hops", "strata", "deflection", "protocols", "reproduction")
+TABLES = (
+    *("all", "table3", "hops", "strata", "deflection", "protocols", "utility"),
+    "reproduction",
+)
 
 
 def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
@@ -65,6 +68,11 @@ def build(args):
         from harness.report.leaderboard.protocol_metrics import protocols_table
 
         made = (protocols_table(board, c, opts, sig) for c in corpora)
+        tables += [t for t in made if t is not None]
+    if args.table in ("all", "utility"):
+        from harness.report.leaderboard.utility import utility_table
+
+        made = (utility_table(board, c, opts, sig) for c in corpora)
         tables += [t for t in made if t is not None]
     if args.table in ("all", "reproduction"):
         rep, fails = reproduction(board, corpora, opts)

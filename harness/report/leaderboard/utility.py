@@ -1,0 +1,120 @@
+"""The leaderboard's utility table per corpus: how much each retriever's top K raises a
+generator's belief in the reference answer (ΔSePer@K, soft and hard kernels), that belief
+itself (SePer@K) and Coverage@K beside it, so retrieval and utility read side by side
+(docs/utility.md)."""
+
+from __future__ import annotations
+
+from harness.report.leaderboard.collect import Board, Entry
+from harness.report.leaderboard.tables import (
+    Options,
+    Significance,
+    Table,
+    Value,
+    _legend,
+    _mark_best,
+    _value,
+    metric_name,
+)
+
+COLUMNS = (("ΔSePer", "dseper"), ("ΔSePer hard", "dseper_hard"), ("SePer", "seper"))
+CONTEXT = (("Cov", "coverage"),)
+UTILITY = frozenset(f for _, f in COLUMNS)
+
+
+def _ks(e: Entry) -> set[int]:
+    """The cutoffs at which the cell holds a utility metric."""
+    names = set(e.doc.get("metrics") or [])
+    names |= set((((e.doc.get("results") or {}).get("overall") or {}).get("mean")) or {})
+    out = set()
+    for name in names:
+        family, _, k = name.partition("@")
+        if family in UTILITY and k.isdigit():
+            out.add(int(k))
+    return out
+
+
+def utility_table(
+    board: Board, corpus: str, opts: Options, sig: Significance | None = None
+) -> Table | None:
+    """Rows = the corpus's cells with a utility metric, weakest ΔSePer first; column groups
+    = the cutoffs K those cells share. None when no cell of the corpus has one."""
+    every = board.cells[corpus]
+    cells = {n: e for n, e in every.items() if _ks(e)}
+    if not cells:
+        return None
+    per_cell = [_ks(e) for e in cells.values()]
+    union = set().union(*per_cell)
+    ks = sorted(set.intersection(*per_cell) or union)
+    specs = [(k, head, metric_name(f, k)) for k in ks for head, f in (*COLUMNS, *CONTEXT)]
+    names = _order(cells, max(ks))
+    rows: list[tuple[str, list[Value]]] = [
+        (n, [_value(cells[n], metric) for _, _, metric in specs]) for n in names
+    ]
+    keep = [i for i in range(len(specs)) if any(v[i].value is not None for _, v in rows)]
+    if not keep:
+        return None
+    specs = [specs[i] for i in keep]
+    rows = [(n, [v[i] for i in keep]) for n, v in rows]
+    for i, (_, _, metric) in enumerate(specs):
+        _mark_best(rows, i, sig, cells, metric)
+    groups: list[tuple[str, int]] = []
+    for k, _, _ in specs:
+        if groups and groups[-1][0] == f"@{k}":
+            groups[-1] = (groups[-1][0], groups[-1][1] + 1)
+        else:
+            groups.append((f"@{k}", 1))
+    table = Table(
+        key=f"utility_{corpus}",
+        title=f"{corpus}: retrieval utility, ΔSePer (percentage points) and SePer (%)",
+        stub="Retriever",
+        columns=[head for _, head, _ in specs],
+        rows=[(board.label(n), v) for n, v in rows],
+        groups=groups,
+    )
+    table.notes = [
+        "ΔSePer: the generator's belief in the reference answer with the top K in its prompt "
+        "minus its belief with none (soft kernel: each sampled answer weighted by its "
+        "entailment of the reference; hard: answers clustered by bidirectional entailment); "
+        "SePer: the belief with the top K; unanswerable queries left out (docs/utility.md)",
+        *_models(cells),
+    ]
+    table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
+    dropped = sorted(union - set(ks))
+    if dropped:
+        table.notes.append(
+            f"not shown: @{', @'.join(map(str, dropped))} (not in every cell; leaderboard.csv "
+            "has every value)"
+        )
+    return table
+
+
+def _models(cells: dict[str, Entry]) -> list[str]:
+    """Which generator and NLI model the numbers come from: one line, or a warning when the
+    cells were scored with different ones (their ΔSePer values do not compare)."""
+    seen = set()
+    for e in cells.values():
+        section = (e.doc.get("config") or {}).get("utility") or {}
+        gen, nli = section.get("generator") or {}, section.get("nli") or {}
+        seen.add((_model(gen), _model(nli)))
+    if len(seen) == 1:
+        gen, nli = next(iter(seen))
+        return [f"generator: {gen}; NLI model: {nli}"]
+    return [
+        "the cells used different generators or NLI models "
+        f"({'; '.join(f'{g} / {n}' for g, n in sorted(seen))}): their ΔSePer values do not compare"
+    ]
+
+
+def _model(section: dict) -> str:
+    return str(section.get("model") or section.get("target") or section.get("object") or "?")
+
+
+def _order(cells: dict[str, Entry], k: int) -> list[str]:
+    """Weakest first by ΔSePer at the largest K; cells without it on top."""
+
+    def key(name: str):
+        x = cells[name].mean(metric_name("dseper", k))
+        return (-2.0 if x is None else x, name)
+
+    return sorted(cells, key=key)
