@@ -11,11 +11,11 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import OverrideType
 from omegaconf import DictConfig
 
-from harness.core.confs import register
+from harness.core.confs import APPENDED, register
 from harness.core.errors import ConfigError, did_you_mean, unknown_name
 from harness.core.paths import conf_dir, group_options
 
-GROUPS = ("retriever", "corpus", "metrics", "extractor", "experiment")
+GROUPS = ("retriever", "corpus", "metrics", "extractor", "experiment", "utility")
 
 
 # Hydra's own flags that take a value; and those after which no job runs, or that point
@@ -118,6 +118,13 @@ def _check_combo(groups: list[str], others: list, *, sweep: bool) -> None:
 def _check_key(cfg: DictConfig, dotted: str) -> None:
     node: Any = cfg
     walked: list[str] = []
+    top = dotted.split(".")[0]
+    if top in APPENDED and top in cfg.keys() and cfg._get_node(top)._is_none():
+        raise ConfigError(
+            f"'{dotted}' sets a {top} setting, but this run has no {top} section; add "
+            f"+{top}={group_options(top)[0]} before it"
+            + (" (or choose metrics=utility)" if top == "utility" else "")
+        )
     for part in dotted.split("."):
         # keys(), not `in`: OmegaConf's `in` is False for a key whose value is ??? (missing).
         if not isinstance(node, DictConfig) or part not in node.keys():
