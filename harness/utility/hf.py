@@ -1,0 +1,487 @@
+"""Transformers models for the utility estimator: a causal LM that samples answers with their
+token log-probabilities, and a sequence-classification NLI model (docs/utility.md#choices).
+
+Sampling is done by our own logits processor inside `generate` (greedy decoding over a
+distribution we collapse onto the token we drew): every sequence draws its uniforms from its
+own random stream, seeded by (prompt seed, sample index), so a prompt's answers do not depend
+on which other prompts share its batch, and the log-probability recorded is exactly that of the
+distribution the token was drawn from (temperature, then nucleus). torch and transformers are
+imported only when a model is loaded."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import ConfigError, HarnessError
+from harness.utility.protocols import Sample
+from harness.utility.spec import ModelSpec
+from retrievers.encoders import _dtype_keyword, resolve_devices, resolve_dtype
+from retrievers.model_source import first_line, hub_plan, quiet_third_party, require_hub
+
+log = logging.getLogger("harness.utility")
+
+_INSTALL = "pip install torch==2.13.0 transformers  (or: pip install -e '.[dense]')"
+_TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+
+def _folder(spec: ModelSpec) -> Path | None:
+    path = Path(str(spec.model)).expanduser()
+    return path.resolve() if path.is_dir() else None
+
+
+def resolved(spec: ModelSpec) -> tuple[str, str]:
+    """(device, dtype) the spec asks for, with auto made concrete."""
+    device = resolve_devices(spec.device)[0]
+    return device, resolve_dtype(spec.dtype, [device])
+
+
+def hf_identity(spec: ModelSpec) -> dict[str, Any]:
+    """The spec's identity with the dtype resolved and, for a folder, its absolute path."""
+    out = spec.identity()
+    out["dtype"] = resolved(spec)[1]
+    folder = _folder(spec)
+    if folder is not None:
+        out["path"] = str(folder)
+    return out
+
+
+def _reword(exc: HarnessError, where: str) -> HarnessError:
+    """model_source's messages name the retriever's keys; name ours."""
+    text = str(exc)
+    for old, new in (
+        ("retriever.local_path=/path/to/model", f"{where}.model=/path/to/model-folder"),
+        ("retriever.model", f"{where}.model"),
+        ("retriever.revision", f"{where}.revision"),
+    ):
+        text = text.replace(old, new)
+    return type(exc)(text)
+
+
+class _HFModel:
+    """Loading shared by the generator and the NLI model: folder or hub id (through the cache,
+    one quick hub probe, one-line errors offline), device and dtype."""
+
+    auto_class = ""
+
+    def __init__(self, spec: ModelSpec, where: str):
+        self.spec, self.where = spec, where
+        self.device, self.dtype = resolved(spec)
+        self.folder = _folder(spec)
+        model = str(spec.model)
+        if self.folder is None and (model.startswith(("/", "./", "../", "~")) or "\\" in model):
+            raise ConfigError(
+                f"{where}.model is {model!r}, which is no folder; give a model folder that "
+                "exists, or a hub id such as org/name"
+            )
+        self.batch_size = spec.batch_size
+        opts = dict(spec.options)
+        self.trust_remote_code = opts.get("trust_remote_code", False)
+        if not isinstance(self.trust_remote_code, bool):
+            raise ConfigError(
+                f"{where}.options.trust_remote_code must be true or false, got "
+                f"{self.trust_remote_code!r}"
+            )
+        self.attn = opts.get("attn_implementation")  # None: transformers' default (SDPA)
+        self.options = opts
+        self._model: Any = None
+        self._tok: Any = None
+
+    def identity(self) -> dict[str, Any]:
+        return hf_identity(self.spec)
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._model is not None:
+            return self._model, self._tok
+        import importlib.util
+
+        if not all(importlib.util.find_spec(m) for m in ("torch", "transformers")):
+            raise HarnessError(
+                f"{self.where} (backend hf) needs torch and transformers; run: {_INSTALL}"
+            )
+        with quiet_third_party():
+            self._tok, self._model = self._open()
+        self._model.to(self.device).eval()
+        self._prepare()
+        return self._model, self._tok
+
+    def _prepare(self) -> None:
+        """Set up the loaded model (subclasses)."""
+
+    def _open(self) -> tuple[Any, Any]:
+        if self.folder is not None:
+            try:
+                return self._construct(str(self.folder), False)
+            except (OSError, ValueError) as exc:
+                raise HarnessError(
+                    f"cannot load {self.where}.model from {self.folder}: {first_line(exc)}; "
+                    f"point {self.where}.model at a folder holding config.json and the weights"
+                ) from None
+        model, revision = str(self.spec.model), self.spec.revision
+        try:
+            local_only = hub_plan(model, revision)
+        except HarnessError as exc:
+            raise _reword(exc, self.where) from None
+        try:
+            return self._construct(model, local_only)
+        except OSError as exc:
+            if not local_only:
+                raise self._hub_error(exc) from None
+            partial = first_line(exc)
+        try:
+            require_hub(model, revision, partial)
+        except HarnessError as exc:
+            raise _reword(exc, self.where) from None
+        try:
+            return self._construct(model, False)
+        except OSError as exc:
+            raise self._hub_error(exc) from None
+
+    def _construct(self, source: str, local_only: bool) -> tuple[Any, Any]:
+        import torch
+        import transformers
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hub = self.folder is None
+        common = {
+            "revision": self.spec.revision if hub else None,
+            "local_files_only": local_only,
+            "trust_remote_code": self.trust_remote_code,
+        }
+        tok = transformers.AutoTokenizer.from_pretrained(source, **common)
+        kwargs = dict(common)
+        kwargs[_dtype_keyword()] = getattr(torch, _TORCH_DTYPES[self.dtype])
+        if self.attn:
+            kwargs["attn_implementation"] = self.attn
+        model = getattr(transformers, self.auto_class).from_pretrained(source, **kwargs)
+        return tok, model
+
+    def _hub_error(self, exc: BaseException) -> HarnessError:
+        rev = f" (revision {self.spec.revision})" if self.spec.revision else ""
+        return HarnessError(
+            f"cannot load {self.where}.model {self.spec.model}{rev} from the Hugging Face hub "
+            f"or cache: {first_line(exc)}; fix the cause, or set {self.where}.model to a "
+            f"folder holding the model"
+        )
+
+    def _halving(self, run: Callable[[int], Any], what: str) -> Any:
+        """run(batch_size), halving the batch on GPU out-of-memory."""
+        while True:
+            try:
+                return run(self.batch_size)
+            except Exception as exc:
+                oom = type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc)
+                if not oom or self.batch_size == 1:
+                    raise
+                import torch
+
+                torch.cuda.empty_cache()
+                self.batch_size = max(1, self.batch_size // 2)
+                log.info(
+                    f"{self.spec.model}: out of GPU memory {what}; retrying with batch size "
+                    f"{self.batch_size}"
+                )
+
+
+class HFGenerator(_HFModel):
+    """A causal LM. The prompt goes through the tokenizer's chat template as one user turn
+    when it has one (`options.chat_template`: auto, true, false; `options.system_prompt` adds a
+    system turn). `batch_size` = sequences per generate call (whole prompts of N each)."""
+
+    auto_class = "AutoModelForCausalLM"
+
+    def __init__(self, spec: ModelSpec, where: str = "utility.generator"):
+        super().__init__(spec, where)
+        self.chat_template = self.options.get("chat_template", "auto")
+        if self.chat_template not in ("auto", True, False):
+            raise ConfigError(
+                f"{where}.options.chat_template must be auto, true or false, got "
+                f"{self.chat_template!r}"
+            )
+        self.system_prompt = self.options.get("system_prompt")
+        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
+            raise ConfigError(
+                f"{where}.options.system_prompt must be a text, got {self.system_prompt!r}"
+            )
+        self.eos: list[int] = []
+        self.pad = 0
+
+    def _prepare(self) -> None:
+        from transformers import GenerationConfig
+
+        model, tok = self._model, self._tok
+        gc = model.generation_config
+        eos = gc.eos_token_id
+        if eos is None:
+            eos = model.config.eos_token_id if hasattr(model.config, "eos_token_id") else None
+        if eos is None:
+            eos = tok.eos_token_id
+        self.eos = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
+        pad = tok.pad_token_id if tok.pad_token_id is not None else gc.pad_token_id
+        self.pad = pad if pad is not None else (self.eos[0] if self.eos else 0)
+        # A clean generation config: the model's own defaults (repetition penalty, top-k, ...)
+        # would otherwise reshape the distribution our sampler draws from.
+        model.generation_config = GenerationConfig(
+            eos_token_id=self.eos or None, pad_token_id=self.pad, bos_token_id=gc.bos_token_id
+        )
+        if self.chat_template is True and not getattr(tok, "chat_template", None):
+            raise ConfigError(
+                f"{self.where}.options.chat_template is true but the tokenizer of "
+                f"{self.spec.model} has no chat template; set it to auto or false"
+            )
+
+    def encode(self, prompt: str) -> list[int]:
+        """The prompt's token ids: through the chat template when used, else plain."""
+        tok = self._tok
+        use = self.chat_template is True or (
+            self.chat_template == "auto" and bool(getattr(tok, "chat_template", None))
+        )
+        if not use:
+            return list(tok(prompt)["input_ids"])
+        messages = [{"role": "user", "content": prompt}]
+        if self.system_prompt:
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return list(tok(text, add_special_tokens=False)["input_ids"])
+
+    def sample(
+        self,
+        prompts: Sequence[str],
+        *,
+        n: int,
+        temperature: float,
+        top_p: float,
+        max_new_tokens: int,
+        seeds: Sequence[int],
+    ) -> list[list[Sample]]:
+        self._load()
+        encoded = [self.encode(p) for p in prompts]
+        # longest first: similar lengths share a batch (less padding); the order does not
+        # change any answer, each sequence having its own random stream
+        order = sorted(range(len(prompts)), key=lambda i: -len(encoded[i]))
+        out: list[list[Sample]] = [[] for _ in prompts]
+        start = 0
+        while start < len(order):
+
+            def run(size: int, start: int = start) -> tuple[list[int], list[list[Sample]]]:
+                group = order[start : start + max(1, size // n)]
+                got = self._draw(
+                    [encoded[i] for i in group],
+                    [seeds[i] for i in group],
+                    n,
+                    temperature,
+                    top_p,
+                    max_new_tokens,
+                )
+                return group, [[(self.decode(t), lps) for t, lps in s] for s in got]
+
+            group, results = self._halving(run, "while generating")
+            for i, r in zip(group, results):
+                out[i] = r
+            start += len(group)
+        return out
+
+    def _draw(
+        self,
+        token_lists: list[list[int]],
+        seeds: list[int],
+        n: int,
+        temperature: float,
+        top_p: float,
+        max_new_tokens: int,
+    ) -> list[list[tuple[list[int], list[float]]]]:
+        """`n` samples per prompt (token ids): each sample's tokens up to and including the
+        end token, and their log-probabilities."""
+        import torch
+        from transformers import LogitsProcessorList
+
+        model = self._model
+        streams = [(seed, j) for seed in seeds for j in range(n)]
+        width = max(len(r) for r in token_lists)
+        ids = torch.full((len(token_lists), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(token_lists), width), dtype=torch.long)
+        for b, r in enumerate(token_lists):  # left padding: prompts end where answers start
+            ids[b, width - len(r) :] = torch.tensor(r, dtype=torch.long)
+            mask[b, width - len(r) :] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        sampler = make_sampler(streams, temperature, top_p)
+        with torch.inference_mode():
+            cache = self._prefill(ids, mask, n)
+            seqs = model.generate(
+                input_ids=ids.repeat_interleave(n, 0),
+                attention_mask=mask.repeat_interleave(n, 0),
+                do_sample=False,  # our processor draws; greedy then takes the drawn token
+                max_new_tokens=max_new_tokens,
+                logits_processor=LogitsProcessorList([sampler]),
+                **({} if cache is None else {"past_key_values": cache}),
+            )
+        drawn: list[tuple[list[int], list[float]]] = []
+        for b, toks in enumerate(seqs[:, width:].tolist()):
+            kept: list[int] = []
+            lps: list[float] = []
+            for step, t in enumerate(toks):
+                if t != sampler.chosen[step][b]:
+                    raise HarnessError(
+                        f"{self.spec.model}: generate() emitted token {t} where the sampler "
+                        f"drew {sampler.chosen[step][b]}; this transformers version changes "
+                        f"tokens after logits processors; report it with its version"
+                    )
+                kept.append(t)
+                lps.append(sampler.logprobs[step][b])
+                if t in self.eos:  # the end token is part of the answer's probability
+                    break
+            drawn.append((kept, lps))
+        return [drawn[i * n : (i + 1) * n] for i in range(len(token_lists))]
+
+    def _prefill(self, ids: Any, mask: Any, n: int) -> Any:
+        """The key/value cache of each prompt but its last token, computed once and repeated
+        for its n samples: a RAG prompt is long and its answers short, so this saves most of
+        the work of n separate prefills. None where the model's cache cannot be repeated
+        (generate then prefills each sequence itself)."""
+        if ids.shape[1] < 2:
+            return None
+        import inspect
+
+        model = self._model
+        kwargs: dict[str, Any] = {}
+        params = inspect.signature(model.forward).parameters
+        if "logits_to_keep" in params:  # the prefill's logits are not used: keep one
+            kwargs["logits_to_keep"] = 1
+        if "position_ids" in params:  # as generate() makes them from the mask
+            kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)[:, :-1]
+        out = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], use_cache=True, **kwargs)
+        cache = getattr(out, "past_key_values", None)
+        if cache is None or not callable(getattr(cache, "batch_repeat_interleave", None)):
+            return None
+        if n > 1:
+            cache.batch_repeat_interleave(n)
+        return cache
+
+    def decode(self, tokens: list[int]) -> str:
+        """An answer's text: its tokens without the end token, special tokens dropped."""
+        body = tokens[:-1] if tokens and tokens[-1] in self.eos else tokens
+        return self._tok.decode(body, skip_special_tokens=True).strip()
+
+
+def make_sampler(streams: Sequence[tuple[int, int]], temperature: float, top_p: float) -> Any:
+    """A logits processor that draws one token per row from softmax(logits / temperature)
+    restricted to the nucleus (the smallest set of most probable tokens whose mass reaches
+    top_p), by inverse CDF with a uniform from the row's own stream (numpy PCG64 seeded by
+    (seed, sample index)). It records each drawn token and its log-probability under that
+    distribution, and returns scores that make greedy decoding pick the drawn token."""
+    import numpy as np
+    import torch
+    from transformers import LogitsProcessor
+
+    class Sampler(LogitsProcessor):
+        def __init__(self) -> None:
+            self.rngs = [np.random.Generator(np.random.PCG64([s, j])) for s, j in streams]
+            self.chosen: list[list[int]] = []
+            self.logprobs: list[list[float]] = []
+
+        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+            logp = torch.log_softmax(scores.float() / temperature, dim=-1).double()
+            u = torch.tensor([g.random() for g in self.rngs], dtype=torch.float64)
+            u = u.to(scores.device).unsqueeze(1)
+            if top_p < 1.0:
+                logp, order = torch.sort(logp, dim=-1, descending=True, stable=True)
+            else:
+                order = None
+            probs = logp.exp()
+            if order is not None:
+                before = probs.cumsum(-1) - probs
+                keep = before < top_p
+                keep[:, 0] = True
+                probs = probs * keep
+            cum = probs.cumsum(-1)
+            mass = cum[:, -1:]
+            pos = torch.searchsorted(cum, u * mass, right=True)
+            # never past the last token of positive probability (float rounding at u -> 1)
+            positive = probs > 0
+            last = probs.shape[1] - 1 - torch.flip(positive, dims=[1]).int().argmax(-1, True)
+            pos = torch.minimum(pos, last)
+            lp = logp.gather(1, pos) - mass.log()
+            token = pos if order is None else order.gather(1, pos)
+            self.chosen.append(token.squeeze(1).tolist())
+            self.logprobs.append(lp.squeeze(1).tolist())
+            out = torch.full_like(scores, -math.inf)
+            return out.scatter_(1, token, 0.0)
+
+    return Sampler()
+
+
+class HFNLI(_HFModel):
+    """A sequence-classification NLI model (premise, hypothesis) -> P(entailment); the
+    entailment label is found in config.id2label (the one starting with "entail", any case).
+    `batch_size` = pairs per forward pass; `options.max_length` truncates long pairs."""
+
+    auto_class = "AutoModelForSequenceClassification"
+
+    def __init__(self, spec: ModelSpec, where: str = "utility.nli"):
+        super().__init__(spec, where)
+        self.max_length = self.options.get("max_length")
+        if self.max_length is not None and (
+            isinstance(self.max_length, bool)
+            or not isinstance(self.max_length, int)
+            or self.max_length < 8
+        ):
+            raise ConfigError(
+                f"{where}.options.max_length must be an integer >= 8, got {self.max_length!r}"
+            )
+        self.label = -1
+
+    def _prepare(self) -> None:
+        labels = {int(k): str(v) for k, v in (self._model.config.id2label or {}).items()}
+        hits = [i for i, name in sorted(labels.items()) if name.lower().startswith("entail")]
+        if len(hits) != 1:
+            raise ConfigError(
+                f"{self.where}.model {self.spec.model} has no single entailment label (its "
+                f"labels: {', '.join(labels.values()) or 'none'}); use an NLI model whose "
+                f"config.id2label names one label 'entailment'"
+            )
+        self.label = hits[0]
+        if self.max_length is None:
+            limits = [
+                getattr(self._tok, "model_max_length", None),
+                getattr(self._model.config, "max_position_embeddings", None),
+            ]
+            usable = [x for x in limits if isinstance(x, int) and 0 < x < 100_000]
+            self.max_length = min(usable) if usable else 512
+
+    def entailment(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if not pairs:
+            return []
+        self._load()
+        order = sorted(range(len(pairs)), key=lambda i: -len(pairs[i][0]) - len(pairs[i][1]))
+        out = [0.0] * len(pairs)
+        start = 0
+        while start < len(order):
+
+            def run(size: int, start: int = start) -> tuple[list[int], list[float]]:
+                group = order[start : start + size]
+                return group, self._forward([pairs[i] for i in group])
+
+            group, probs = self._halving(run, "in NLI")
+            for i, p in zip(group, probs):
+                out[i] = p
+            start += len(group)
+        return out
+
+    def _forward(self, pairs: list[tuple[str, str]]) -> list[float]:
+        import torch
+
+        batch = self._tok(
+            [p for p, _ in pairs],
+            [h for _, h in pairs],
+            padding=True,
+            truncation=True,
+            max_length=self.max_length,
+            return_tensors="pt",
+        ).to(self.device)
+        with torch.inference_mode():
+            logits = self._model(**batch).logits.float()
+        return torch.softmax(logits, dim=-1)[:, self.label].double().tolist()

@@ -1,0 +1,44 @@
+"""The two model protocols of the utility estimator.
+
+A generator samples answers and gives each one's token log-probabilities; an NLI model gives
+entailment probabilities. Both say what determines their outputs (`identity`), which keys the
+cache: change it whenever the outputs would change."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+Sample = tuple[str, list[float]]  # an answer's text and its tokens' log-probabilities
+SIGNATURES = {
+    "generator": "identity() and sample(prompts, *, n, temperature, top_p, max_new_tokens, seeds)",
+    "nli": "identity() and entailment(pairs)",
+}
+
+
+@runtime_checkable
+class Generator(Protocol):
+    def identity(self) -> dict: ...
+
+    def sample(
+        self,
+        prompts: Sequence[str],
+        *,
+        n: int,
+        temperature: float,
+        top_p: float,
+        max_new_tokens: int,
+        seeds: Sequence[int],
+    ) -> list[list[Sample]]:
+        """`n` sampled answers per prompt. `seeds[i]` seeds prompt i's samples; a generator
+        should give the same answers for the same (prompt, seed) however prompts are batched."""
+        ...
+
+
+@runtime_checkable
+class NLI(Protocol):
+    def identity(self) -> dict: ...
+
+    def entailment(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """P(premise entails hypothesis) for each (premise, hypothesis) pair."""
+        ...

@@ -1,0 +1,394 @@
+"""The settings of the retrieval-utility (ΔSePer) estimator: the generator, the NLI model, the
+sampling, the prompt templates and the cache. `UtilitySpec.from_config` checks a config section
+once; below it every function takes the typed spec (docs/utility.md#choices)."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from harness.core.errors import ConfigError, did_you_mean
+
+BACKENDS = ("hf", "openai", "custom")
+DTYPES = ("auto", "fp32", "fp16", "bf16")
+DEFAULT_GENERATOR = "Qwen/Qwen2.5-7B-Instruct"
+DEFAULT_NLI = "microsoft/deberta-v2-xlarge-mnli"  # the paper's (and Kuhn et al.'s) NLI model
+
+# The paper's prompts (its appendix D.5, from FlashRAG), passages numbered as FlashRAG does.
+PROMPT = (
+    "Answer the question based on the given document. Only give me the answer and do not "
+    "output any other words.\n\nThe following are given documents.\n\n{passages}\n\n"
+    "Question: {question}"
+)
+PROMPT_CLOSED = (
+    "Answer the question based on your own knowledge. Only give me the answer and do not "
+    "output any other words.\n\nQuestion: {question}"
+)
+PASSAGE = "Doc {rank}(Title: {title}) {text}"
+PASSAGE_UNTITLED = "Doc {rank}: {text}"
+
+# Options each backend reads (anything else is a typo). `custom` passes its options to the class.
+HF_OPTIONS = {
+    "generator": ("chat_template", "system_prompt", "trust_remote_code", "attn_implementation"),
+    "nli": ("trust_remote_code", "attn_implementation", "max_length"),
+}
+OPENAI_OPTIONS = (
+    "base_url",
+    "api",
+    "api_key_env",
+    "max_retries",
+    "backoff_s",
+    "timeout_s",
+    "max_wait_s",
+    "max_total_s",
+    "concurrency",
+)
+# openai options that change how a request travels, never what it returns: not in identities
+TRANSPORT = frozenset(OPENAI_OPTIONS) - {"base_url", "api"}
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_TARGET = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+")
+
+
+def canonical_json(obj: Any) -> str:
+    """Compact JSON with sorted keys: the text that content hashes are taken of."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model, the generator or the NLI model. `backend`: "hf" (transformers: a hub id with
+    an optional `revision`, or a local folder), "openai" (generator only: an OpenAI-compatible
+    endpoint that returns log-probabilities) or "custom" (`target` "pkg.module.Class", built
+    with `options` as keyword arguments)."""
+
+    backend: str
+    model: str | None
+    revision: str | None = None
+    dtype: str = "auto"  # auto: bf16 on CUDA, fp32 on the CPU
+    device: str = "auto"
+    batch_size: int = 16  # generator: sequences per generate call; NLI: pairs per forward pass
+    target: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # frozen: a read-only copy, JSON-able (it goes into cache keys and results files)
+        opts = dict(self.options or {})
+        try:
+            opts = json.loads(canonical_json(opts))
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"model options must be JSON values (strings, numbers, booleans, lists, "
+                f"mappings), got {self.options!r}"
+            ) from None
+        object.__setattr__(self, "options", MappingProxyType(opts))
+
+    def __hash__(self) -> int:
+        return hash(canonical_json(self.to_dict()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as plain JSON values."""
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "device": self.device,
+            "batch_size": self.batch_size,
+            "target": self.target,
+            "options": dict(self.options),
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """What changes the model's outputs (not batch_size, device, transport settings)."""
+        out: dict[str, Any] = {"backend": self.backend}
+        if self.backend == "custom":
+            out["target"] = self.target
+        if self.model is not None:
+            out["model"] = self.model
+        if self.backend == "hf":
+            out["revision"] = self.revision
+            out["dtype"] = self.dtype
+        opts = {k: v for k, v in self.options.items() if not _transport(self.backend, k)}
+        if opts:
+            out["options"] = opts
+        return out
+
+    @classmethod
+    def from_config(cls, section: Any, where: str, role: str) -> ModelSpec:
+        """A checked spec from a config mapping; `role` is "generator" or "nli"."""
+        raw = _mapping(section, where)
+        _known(raw, where, ("backend", "model", "revision", "dtype", "device", "batch_size",
+                            "target", "options"))  # fmt: skip
+        backend = raw.get("backend", "hf")
+        backends = BACKENDS if role == "generator" else ("hf", "custom")
+        if backend not in backends:
+            hint = "; openai serves the generator only" if backend == "openai" else ""
+            raise ConfigError(
+                f"{where}.backend is {backend!r}{did_you_mean(str(backend), backends)}; "
+                f"valid: {', '.join(backends)}{hint}"
+            )
+        default = DEFAULT_GENERATOR if role == "generator" else DEFAULT_NLI
+        model = raw.get("model", default if backend == "hf" else None)
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise ConfigError(f"{where}.model must be a model id or folder, got {model!r}")
+        if backend in ("hf", "openai") and model is None:
+            raise ConfigError(
+                f"{where}.model is required for backend {backend}; set {where}.model=<hub id, "
+                f"folder or served model name>"
+            )
+        revision = raw.get("revision")
+        if revision is not None and not isinstance(revision, str):
+            raise ConfigError(
+                f"{where}.revision must be a branch, tag or commit, got {revision!r}; quote a "
+                f"commit hash in YAML so that it stays a string"
+            )
+        dtype = raw.get("dtype", "auto")
+        if dtype not in DTYPES:
+            raise ConfigError(
+                f"{where}.dtype is {dtype!r}{did_you_mean(str(dtype), DTYPES)}; valid: "
+                f"{', '.join(DTYPES)}"
+            )
+        device = raw.get("device", "auto")
+        if not isinstance(device, str) or not (
+            device in ("auto", "cpu", "cuda") or re.fullmatch(r"cuda:\d+", device)
+        ):
+            raise ConfigError(
+                f"{where}.device is {device!r}; use auto, cpu, cuda or cuda:N (one device)"
+            )
+        batch_size = raw.get("batch_size", 16)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"{where}.batch_size must be an integer >= 1, got {batch_size!r}")
+        target = raw.get("target")
+        if backend == "custom":
+            if not isinstance(target, str) or not _TARGET.fullmatch(target):
+                raise ConfigError(
+                    f"{where}.target is {target!r}; backend custom needs the class to build as "
+                    f"'package.module.Class', e.g. {where}.target=my_pkg.MyGenerator"
+                )
+        elif target is not None:
+            raise ConfigError(
+                f"{where}.target is set but {where}.backend is {backend}; set "
+                f"{where}.backend=custom to build {target}, or remove {where}.target"
+            )
+        options = raw.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{where}.options must be a mapping, got {options!r}")
+        options = _plain(options)
+        allowed = {"hf": HF_OPTIONS[role], "openai": OPENAI_OPTIONS}.get(backend)
+        if allowed is not None:
+            for key in options:
+                if key not in allowed:
+                    raise ConfigError(
+                        f"unknown option {where}.options.{key} for backend {backend}"
+                        f"{did_you_mean(str(key), allowed)}; valid: {', '.join(allowed)}"
+                    )
+        if backend == "hf" and options.get("trust_remote_code") and not _is_folder(model):
+            if not (isinstance(revision, str) and _COMMIT.fullmatch(revision)):
+                raise ConfigError(
+                    f"{where}.options.trust_remote_code runs code from the hub repo of {model}, "
+                    f"but {where}.revision is {revision!r}, not a commit; pin it: "
+                    f"{where}.revision=<40-hex commit from https://huggingface.co/{model}/commits>"
+                )
+        try:
+            return cls(backend, model, revision, dtype, device, batch_size, target, options)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}.options: {exc}") from None
+
+
+@dataclass(frozen=True)
+class UtilitySpec:
+    """Everything the ΔSePer estimator needs: the two models, N samples at `temperature` /
+    `top_p` of at most `max_new_tokens` tokens, the clustering threshold τ, whether NLI reads
+    "question answer" (Kuhn et al.), the prompt templates and the cache folder."""
+
+    generator: ModelSpec
+    nli: ModelSpec
+    samples: int = 10  # N
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 32
+    threshold: float = 0.5  # τ, for the hard (clustering) variant
+    with_question: bool = True
+    length_normalize: bool = True
+    prompt: str = PROMPT  # {question} and {passages}
+    prompt_closed: str = PROMPT_CLOSED  # {question}: the no-retrieval baseline
+    passage: str = PASSAGE  # one passage: {rank}, {title}, {text}
+    passage_untitled: str = PASSAGE_UNTITLED  # a passage whose chunk has no title
+    seed: int = 0
+    cache: Path | None = None  # None: harness.core.paths.cache_dir() / "utility"
+
+    @classmethod
+    def from_config(cls, section: Mapping | None, where: str = "utility") -> UtilitySpec:
+        """A checked spec from the `utility` config section (None: every default); every bad
+        value is one ConfigError naming the key, the value and the fix."""
+        raw = _mapping(section, where)
+        _known(raw, where, _FIELDS)
+        gen = ModelSpec.from_config(raw.get("generator"), f"{where}.generator", "generator")
+        nli = ModelSpec.from_config(raw.get("nli"), f"{where}.nli", "nli")
+        samples = _int(raw, "samples", 10, 1, where)
+        temperature = _number(raw, "temperature", 1.0, where)
+        if not temperature > 0:
+            raise ConfigError(
+                f"{where}.temperature must be > 0 (SePer samples answers), got {temperature!r}"
+            )
+        top_p = _number(raw, "top_p", 1.0, where)
+        if not 0 < top_p <= 1:
+            raise ConfigError(f"{where}.top_p must be in (0, 1], got {top_p!r}")
+        max_new = _int(raw, "max_new_tokens", 32, 1, where)
+        threshold = _number(raw, "threshold", 0.5, where)
+        if not 0 <= threshold <= 1:
+            raise ConfigError(
+                f"{where}.threshold must be in [0, 1] (an entailment probability), got "
+                f"{threshold!r}"
+            )
+        flags = {}
+        for key in ("with_question", "length_normalize"):
+            value = raw.get(key, True)
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}.{key} must be true or false, got {value!r}")
+            flags[key] = value
+        templates = {
+            "prompt": (PROMPT, {"question", "passages"}, {"question", "passages"}),
+            "prompt_closed": (PROMPT_CLOSED, {"question"}, {"question"}),
+            "passage": (PASSAGE, {"rank", "title", "text"}, {"text"}),
+            "passage_untitled": (PASSAGE_UNTITLED, {"rank", "text"}, {"text"}),
+        }
+        texts = {
+            key: _template(raw.get(key, default), f"{where}.{key}", allowed, needed)
+            for key, (default, allowed, needed) in templates.items()
+        }
+        seed = _int(raw, "seed", 0, 0, where)
+        cache = raw.get("cache")
+        if cache is not None:
+            if not isinstance(cache, (str, Path)) or not str(cache).strip():
+                raise ConfigError(f"{where}.cache must be a folder path or null, got {cache!r}")
+            cache = Path(cache).expanduser()
+        return cls(
+            generator=gen,
+            nli=nli,
+            samples=samples,
+            temperature=temperature,
+            top_p=top_p,
+            max_new_tokens=max_new,
+            threshold=threshold,
+            seed=seed,
+            cache=cache,
+            **flags,
+            **texts,
+        )
+
+    def identity(self) -> dict[str, Any]:
+        """JSON-able, with sorted keys: everything that changes the numbers (not batch sizes,
+        devices, the cache folder or how requests travel)."""
+        out = {
+            "generator": self.generator.identity(),
+            "nli": self.nli.identity(),
+            "samples": self.samples,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_new_tokens": self.max_new_tokens,
+            "threshold": self.threshold,
+            "with_question": self.with_question,
+            "length_normalize": self.length_normalize,
+            "prompt": self.prompt,
+            "prompt_closed": self.prompt_closed,
+            "passage": self.passage,
+            "passage_untitled": self.passage_untitled,
+            "seed": self.seed,
+        }
+        return json.loads(canonical_json(out))
+
+
+_FIELDS = (
+    "generator",
+    "nli",
+    "samples",
+    "temperature",
+    "top_p",
+    "max_new_tokens",
+    "threshold",
+    "with_question",
+    "length_normalize",
+    "prompt",
+    "prompt_closed",
+    "passage",
+    "passage_untitled",
+    "seed",
+    "cache",
+)
+
+
+def _transport(backend: str, key: str) -> bool:
+    return backend == "openai" and key in TRANSPORT
+
+
+def _is_folder(model: str | None) -> bool:
+    return model is not None and Path(model).expanduser().is_dir()
+
+
+def _plain(value: Any) -> Any:
+    """A config value (OmegaConf containers included) as plain dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _mapping(section: Any, where: str) -> dict[str, Any]:
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise ConfigError(f"{where} must be a mapping of settings, got {section!r}")
+    return _plain(section)
+
+
+def _known(raw: Mapping[str, Any], where: str, valid: Sequence[str]) -> None:
+    for key in raw:
+        if key not in valid:
+            raise ConfigError(
+                f"unknown setting {where}.{key}{did_you_mean(key, valid)}; valid: "
+                f"{', '.join(valid)}"
+            )
+
+
+def _int(raw: Mapping[str, Any], key: str, default: int, low: int, where: str) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{where}.{key} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def _number(raw: Mapping[str, Any], key: str, default: float, where: str) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ConfigError(f"{where}.{key} must be a number, got {value!r}")
+    return float(value)
+
+
+def _template(text: Any, where: str, allowed: set[str], needed: set[str]) -> str:
+    """A str.format template whose fields are among `allowed` and include `needed`."""
+    if not isinstance(text, str):
+        raise ConfigError(f"{where} must be a text template, got {text!r}")
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+    except ValueError as exc:
+        raise ConfigError(
+            f"{where} is not a valid template ({exc}); write literal braces as {{{{ and }}}}"
+        ) from None
+    bad = sorted(fields - allowed)
+    if bad:
+        raise ConfigError(
+            f"{where} uses {{{bad[0]}}}, which it cannot fill; its fields: "
+            f"{', '.join('{' + f + '}' for f in sorted(allowed))} (literal braces: {{{{ }}}})"
+        )
+    missing = sorted(needed - fields)
+    if missing:
+        raise ConfigError(f"{where} lacks {{{missing[0]}}}; add it to the template")
+    return text
