@@ -553,6 +553,8 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
     )
     results.write_cell(cell_dir, files)
     what = f"added {', '.join(added)}" if added else "updated its statistics and strata"
+    if _utility_names(plan.metrics) and not _utility_same(stored, plan):
+        what += "; its utility metrics scored with the new utility settings"
     notes = [
         *notes,
         f"{cell_dir}: scored its stored ranked list (no retrieval); {what}",

@@ -65,6 +65,34 @@ def check_comparable(cells: Sequence[Cell]) -> None:
             raise HarnessError(
                 f"query ids differ between {base.path} and {c.path}; rerun both on one version"
             )
+    check_utility(cells)
+
+
+def check_utility(cells: Sequence[Cell]) -> None:
+    """Utility values (ΔSePer) compare only when made with the same generator, NLI model and
+    estimation settings: refuse cells that share a utility metric but not those."""
+    from harness.utility.spec import utility_difference
+
+    with_utility = [c for c in cells if any(_is_utility(m) for m in c.values)]
+    for c in with_utility[1:]:
+        base = with_utility[0]
+        if not any(_is_utility(m) and m in base.values for m in c.values):
+            continue
+        diff = utility_difference(_section(base), _section(c))
+        if diff:
+            raise HarnessError(
+                f"cannot compare utility metrics of {base.path} and {c.path}: their utility "
+                f"settings differ ({diff}); score both with one generator and NLI model "
+                "(python -m harness ... utility.<key>=<value> rescores a cell's stored run)"
+            )
+
+
+def _section(cell: Cell):
+    return (cell.doc.get("config") or {}).get("utility")
+
+
+def _is_utility(name: str) -> bool:
+    return name.split("@")[0].lower() in ("dseper", "dseper_hard", "seper")
 
 
 def select_metrics(cells: Sequence[Cell], wanted: Sequence[str] | None) -> list[str]:
@@ -105,22 +133,24 @@ def compare_cells(cells: Sequence[Cell], opts: Options) -> tuple[list[str], list
     metrics = select_metrics(cells, opts.metrics)
     base = cells[0]
     strata = strata_of(base)
-    rows: list[Row] = []
+    tests: list[tuple[int, str, str]] = []
+    pairs: list[tuple[np.ndarray, np.ndarray]] = []
     for ci, cand in enumerate(cells[1:], start=1):
         order = {q: i for i, q in enumerate(cand.query_ids)}
         align = np.array([order[q] for q in base.query_ids], dtype=np.int64)
         for m in metrics:
             a, b = base.values[m], cand.values[m][align]
             for name, mask in strata:
-                r = stats.compare(
-                    a[mask],
-                    b[mask],
-                    permutations=opts.permutations,
-                    samples=opts.bootstrap,
-                    seed=opts.seed,
-                )
-                gated = r.n > 0 and (name == "overall" or r.n >= opts.min_queries)
-                rows.append(Row(ci, m, name, r, gated))
+                tests.append((ci, m, name))
+                pairs.append((a[mask], b[mask]))
+    # all at once: tests over the same queries share their random draws (the costly part)
+    results = stats.compare_many(
+        pairs, permutations=opts.permutations, samples=opts.bootstrap, seed=opts.seed
+    )
+    rows: list[Row] = []
+    for (ci, m, name), r in zip(tests, results):
+        gated = r.n > 0 and (name == "overall" or r.n >= opts.min_queries)
+        rows.append(Row(ci, m, name, r, gated))
     adjusted = iter(stats.holm([r.result.p_randomization for r in rows if r.gated]))
     final = []
     for r in rows:

@@ -392,3 +392,35 @@ def _template(text: Any, where: str, allowed: set[str], needed: set[str]) -> str
     if missing:
         raise ConfigError(f"{where} lacks {{{missing[0]}}}; add it to the template")
     return text
+
+
+def utility_difference(a: Mapping | None, b: Mapping | None) -> str:
+    """'' when two `utility` sections (as cells record them) give comparable numbers, else
+    the first setting that differs, as 'key: A vs B' (a section the spec cannot read, e.g.
+    a model object of the Python API, compares as it is written)."""
+
+    def ident(section: Mapping | None) -> Any:
+        if section is None:
+            return None
+        try:
+            return UtilitySpec.from_config(section).identity()
+        except ConfigError:
+            return json.loads(canonical_json(_plain(section)))
+
+    left, right = ident(a), ident(b)
+    if left == right:
+        return ""
+    return _first_difference(left, right, "utility")
+
+
+def _first_difference(a: Any, b: Any, where: str) -> str:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{where}.{key}")
+    return f"{where}: {_short(a)} vs {_short(b)}"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False) if value is not None else "none"
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -229,3 +229,18 @@ def test_tiny_transformers_models_end_to_end(protocols_benchmark_path, tiny_mode
         np.testing.assert_array_equal(api, cli)
         finite = api[~np.isnan(api)]
         assert len(finite) == 50 and np.all(np.abs(finite) <= 1)
+
+
+def test_compare_refuses_other_utility_settings(stub_cell, protocols_benchmark_path):
+    """ΔSePer made with another τ does not compare: compare names the setting; a rescore of
+    the stored cell with the new τ loads nothing but the models it needs."""
+    cwd, cache, _, _, _, _ = stub_cell
+    args = stub_args(protocols_benchmark_path, cache, "retriever.k1=0.5", "utility.threshold=0.2")
+    harness(*args, cwd=cwd)
+    left = cwd / "results" / "protocols" / "bm25"
+    right = cwd / "results" / "protocols" / "bm25[k1=0.5]"
+    res = compare(str(left), str(right), cwd=cwd, check=False)
+    assert res.returncode == 2 and "utility.threshold: 0.5 vs 0.2" in res.stderr, res.stderr
+    again = harness(*stub_args(protocols_benchmark_path, cache, "retriever.k1=0.5"), cwd=cwd)
+    assert "scored with the new utility settings" in again.stderr
+    assert compare(str(left), str(right), cwd=cwd).returncode == 0

@@ -25,7 +25,7 @@ ALLOWED = {
     },
     "harness.report": {
         *("harness.core", "harness.data", "metrics", "harness.strata", "harness.cell"),
-        "harness.report",
+        *("harness.utility", "harness.report"),
     },
     "harness.api": {
         *("harness.core", "harness.data", "metrics", "retrievers", "harness.strata"),

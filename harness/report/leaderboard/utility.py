@@ -90,20 +90,23 @@ def utility_table(
 
 
 def _models(cells: dict[str, Entry]) -> list[str]:
-    """Which generator and NLI model the numbers come from: one line, or a warning when the
-    cells were scored with different ones (their ΔSePer values do not compare)."""
-    seen = set()
-    for e in cells.values():
-        section = (e.doc.get("config") or {}).get("utility") or {}
-        gen, nli = section.get("generator") or {}, section.get("nli") or {}
-        seen.add((_model(gen), _model(nli)))
-    if len(seen) == 1:
-        gen, nli = next(iter(seen))
-        return [f"generator: {gen}; NLI model: {nli}"]
-    return [
-        "the cells used different generators or NLI models "
-        f"({'; '.join(f'{g} / {n}' for g, n in sorted(seen))}): their ΔSePer values do not compare"
-    ]
+    """Which generator and NLI model the numbers come from; a warning naming the first
+    setting that differs when cells were scored otherwise (their values do not compare)."""
+    from harness.utility.spec import utility_difference
+
+    sections = {n: (e.doc.get("config") or {}).get("utility") or {} for n, e in cells.items()}
+    first = next(iter(sections.values()))
+    gen, nli = _model(first.get("generator") or {}), _model(first.get("nli") or {})
+    notes = [f"generator: {gen}; NLI model: {nli}"]
+    for name, section in sections.items():
+        diff = utility_difference(first, section)
+        if diff:
+            notes[0] = (
+                f"the cells were scored with different utility settings ({diff}, e.g. for "
+                f"{name}): their ΔSePer values do not compare"
+            )
+            break
+    return notes
 
 
 def _model(section: dict) -> str:
