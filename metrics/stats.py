@@ -45,22 +45,35 @@ def randomization_test(
 
     p = (1 + #{flips with |mean| >= |observed|}) / (1 + permutations); 1.0 when no pair."""
     a, b = _pairs(a, b)
-    d = b - a
-    if len(d) == 0 or not np.any(d):
-        return 1.0
-    observed = abs(d.mean())
+    return _randomization_ps([b - a], permutations=permutations, seed=seed)[0]
+
+
+def _randomization_ps(diffs: Sequence[np.ndarray], *, permutations: int, seed: int) -> list[float]:
+    """randomization_test's p for each difference vector, all of one length: they share the
+    sign flips, which a fresh generator with the same seed would draw alike for each."""
+    out = [1.0] * len(diffs)
+    live = [k for k, d in enumerate(diffs) if len(d) and np.any(d)]
+    if not live:
+        return out
+    d = np.stack([diffs[k] for k in live], axis=1)  # (n, vectors): one product for all
+    n = len(d)
+    observed = np.abs(d.mean(axis=0))
+    # a small tolerance so flips equal to the observed mean up to rounding count as ties
+    # (BLAS sums in an order of its own, which varies with its threads and the matrix shape)
+    ties = observed - 1e-12 * np.maximum(1.0, observed)
+    hits = np.zeros(len(live), dtype=np.int64)
     rng = np.random.default_rng(seed)
-    hits = 0
-    rows = max(1, _BLOCK // len(d))
+    rows = max(1, _BLOCK // n)
     done = 0
     while done < permutations:
         m = min(rows, permutations - done)
-        signs = rng.integers(0, 2, size=(m, len(d)), dtype=np.int8) * 2 - 1
-        means = np.abs(signs @ d) / len(d)
-        # a small tolerance so flips equal to the observed mean up to rounding count as ties
-        hits += int(np.count_nonzero(means >= observed - 1e-12 * max(1.0, observed)))
+        signs = rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
+        means = np.abs(signs.astype(np.float64) @ d) / n
+        hits += np.count_nonzero(means >= ties, axis=0)
         done += m
-    return (hits + 1) / (permutations + 1)
+    for k, h in zip(live, hits.tolist()):
+        out[k] = (h + 1) / (permutations + 1)
+    return out
 
 
 def bootstrap_means(values: np.ndarray, *, samples: int, seed: int) -> np.ndarray:
@@ -69,14 +82,22 @@ def bootstrap_means(values: np.ndarray, *, samples: int, seed: int) -> np.ndarra
     v = v[~np.isnan(v)]
     if len(v) == 0:
         return np.empty(0)
+    return _bootstrap_many([v], samples=samples, seed=seed)[0]
+
+
+def _bootstrap_many(values: Sequence[np.ndarray], *, samples: int, seed: int) -> list[np.ndarray]:
+    """bootstrap_means of each vector (defined values, all of one length n > 0); they share
+    the resample indices, which a fresh generator with the same seed would draw alike."""
+    n = len(values[0])
     rng = np.random.default_rng(seed)
-    out = np.empty(samples)
-    rows = max(1, _BLOCK // len(v))
+    outs = [np.empty(samples) for _ in values]
+    rows = max(1, _BLOCK // n)
     for start in range(0, samples, rows):
         m = min(rows, samples - start)
-        idx = rng.integers(0, len(v), size=(m, len(v)))
-        out[start : start + m] = v[idx].mean(axis=1)
-    return out
+        idx = rng.integers(0, n, size=(m, n))
+        for v, out in zip(values, outs):
+            out[start : start + m] = v[idx].mean(axis=1)
+    return outs
 
 
 def bootstrap_ci(
@@ -86,6 +107,10 @@ def bootstrap_ci(
     means = bootstrap_means(values, samples=samples, seed=seed)
     if len(means) == 0:
         return None
+    return _interval(means, confidence)
+
+
+def _interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
     tail = (1.0 - confidence) / 2
     lo, hi = np.quantile(means, [tail, 1.0 - tail])
     return float(lo), float(hi)
@@ -100,9 +125,14 @@ def paired_ttest(a: np.ndarray, b: np.ndarray) -> float:
         return math.nan
     if np.ptp(d) <= 1e-12:  # no variance (up to rounding): the t statistic is 0/0 or x/0
         return 1.0 if abs(d[0]) <= 1e-12 else 0.0
-    from scipy import stats
+    # scipy.stats.ttest_rel(b, a) step by step, as scipy 1.17 computes it: importing
+    # scipy.stats costs 0.7 s (most of a `python -m harness.compare`), scipy.special 0.2 s.
+    from scipy.special import stdtr
 
-    return float(stats.ttest_rel(b, a).pvalue)
+    n = len(d)
+    var = np.mean((d - d.mean()) ** 2) * (n / (n - 1))
+    t = d.mean() / np.sqrt(var / n)
+    return float(2 * stdtr(n - 1, -abs(t)))
 
 
 def compare(
@@ -115,21 +145,45 @@ def compare(
     seed: int = 0,
 ) -> Paired:
     """All paired statistics of b against a: means, delta, its bootstrap CI, p-values."""
-    pa, pb = _pairs(a, b)
-    n = len(pa)
-    if n == 0:
-        nan = math.nan
-        return Paired(0, nan, nan, nan, (nan, nan), nan, nan)
-    ci = bootstrap_ci(pb - pa, samples=samples, confidence=confidence, seed=seed)
-    return Paired(
-        n=n,
-        mean_a=float(pa.mean()),
-        mean_b=float(pb.mean()),
-        delta=float((pb - pa).mean()),
-        ci=ci if ci is not None else (math.nan, math.nan),
-        p_randomization=randomization_test(pa, pb, permutations=permutations, seed=seed),
-        p_ttest=paired_ttest(pa, pb),
-    )
+    return compare_many(
+        [(a, b)], permutations=permutations, samples=samples, confidence=confidence, seed=seed
+    )[0]
+
+
+def compare_many(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]],
+    *,
+    permutations: int = 10_000,
+    samples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[Paired]:
+    """compare(a, b) of every pair, number for number; pairs with as many defined values
+    share their random draws (the same seed draws the same for the same length), which are
+    most of the cost when many metrics are compared on one set of queries."""
+    defined = [_pairs(a, b) for a, b in pairs]
+    nan = math.nan
+    out = [Paired(0, nan, nan, nan, (nan, nan), nan, nan)] * len(pairs)
+    groups: dict[int, list[int]] = {}
+    for i, (pa, _) in enumerate(defined):
+        if len(pa):
+            groups.setdefault(len(pa), []).append(i)
+    for members in groups.values():
+        diffs = [defined[i][1] - defined[i][0] for i in members]
+        means = _bootstrap_many(diffs, samples=samples, seed=seed)
+        ps = _randomization_ps(diffs, permutations=permutations, seed=seed)
+        for i, d, boot, p in zip(members, diffs, means, ps):
+            pa, pb = defined[i]
+            out[i] = Paired(
+                n=len(pa),
+                mean_a=float(pa.mean()),
+                mean_b=float(pb.mean()),
+                delta=float(d.mean()),
+                ci=_interval(boot, confidence),
+                p_randomization=p,
+                p_ttest=paired_ttest(pa, pb),
+            )
+    return out
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
