@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,8 @@ def content_key(kind: str, payload: Any) -> str:
 
 
 class Store:
-    """Entries under `root`; `get` answers None for a missing or unreadable entry (it is
-    computed again and rewritten)."""
+    """Entries under `root`; `get` answers None for a missing entry, and for one that is not
+    JSON, belongs to another key or has the wrong shape (it is computed again and rewritten)."""
 
     def __init__(self, root: Path):
         self.root = Path(root).expanduser()
@@ -39,7 +40,11 @@ class Store:
     def path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.json"
 
-    def get(self, kind: str, key: str) -> dict | None:
+    def get(
+        self, kind: str, key: str, check: Callable[[dict], str | None] | None = None
+    ) -> dict | None:
+        """The entry of `kind` and `key`, or None. `check(entry)` says what is wrong with an
+        entry's shape (None: nothing); a damaged entry is a miss, with a note."""
         path = self.path(kind, key)
         try:
             text = path.read_text(encoding="utf-8")
@@ -55,7 +60,14 @@ class Store:
         except ValueError:
             log.info(f"utility cache entry {path} is not JSON; computing it again")
             return None
-        return entry if isinstance(entry, dict) and entry.get("key") == key else None
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            problem = "is not an entry of this key"
+        else:
+            problem = check(entry) if check is not None else None
+        if problem is not None:
+            log.info(f"utility cache entry {path} {problem}; computing it again")
+            return None
+        return entry
 
     def put(self, kind: str, key: str, entry: dict) -> None:
         path = self.path(kind, key)

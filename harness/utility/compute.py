@@ -14,7 +14,7 @@ import hashlib
 import logging
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,8 +230,8 @@ def _generations(
     samples: dict[str, list[tuple[str, list[float]]]] = {}
     missing = []
     for p in prompts:
-        entry = store.get("gen", keys[p])
-        if entry is not None and len(entry.get("samples", ())) == spec.samples:
+        entry = store.get("gen", keys[p], _gen_shape(spec.samples))
+        if entry is not None:
             samples[p] = [(s["text"], [float(x) for x in s["logprobs"]]) for s in entry["samples"]]
         else:
             missing.append(p)
@@ -273,6 +273,87 @@ def _check_samples(got: Any, prompts: int, n: int) -> None:
         )
 
 
+# Shapes of cache entries, checked on reading: a file that parses but was cut, edited or
+# written by other code is a miss, not a crash. Each check says what is wrong, or None.
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _numbers(row: Any, size: int) -> bool:
+    return isinstance(row, list) and len(row) == size and all(_is_number(x) for x in row)
+
+
+def _gen_shape(n: int) -> Callable[[dict], str | None]:
+    """A `gen` entry: N samples, each a text and its numeric token log-probabilities."""
+
+    def check(entry: dict) -> str | None:
+        samples = entry.get("samples")
+        if not isinstance(samples, list) or len(samples) != n:
+            return f"does not hold {n} samples"
+        for s in samples:
+            lps = s.get("logprobs") if isinstance(s, dict) else None
+            if not (
+                isinstance(s, dict)
+                and isinstance(s.get("text"), str)
+                and isinstance(lps, list)
+                and all(_is_number(x) for x in lps)
+            ):
+                return "holds a sample without a text and numeric log-probabilities"
+        return None
+
+    return check
+
+
+def _texts_shape(entry: dict) -> str | None:
+    texts = entry.get("texts")
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        return "holds no list of answer texts"
+    return None
+
+
+def _nli_shape(references: int) -> Callable[[dict], str | None]:
+    """An `nli` entry: answer texts, and per reference one probability per text each way."""
+
+    def check(entry: dict) -> str | None:
+        problem = _texts_shape(entry)
+        if problem is not None:
+            return problem
+        size = len(entry["texts"])
+        for name in ("to_ref", "from_ref"):
+            rows = entry.get(name)
+            if not (
+                isinstance(rows, list)
+                and len(rows) == references
+                and all(_numbers(row, size) for row in rows)
+            ):
+                return f"holds no {references} x {size} probabilities under {name}"
+        return None
+
+    return check
+
+
+def _cluster_shape(entry: dict) -> str | None:
+    """An `nli-cluster` entry: answer texts and their square matrix (diagonal unused)."""
+    problem = _texts_shape(entry)
+    if problem is not None:
+        return problem
+    size = len(entry["texts"])
+    rows = entry.get("matrix")
+    ok = (
+        isinstance(rows, list)
+        and len(rows) == size
+        and all(
+            isinstance(row, list)
+            and len(row) == size
+            and all(i == j or _is_number(x) for j, x in enumerate(row))
+            for i, row in enumerate(rows)
+        )
+    )
+    return None if ok else f"holds no {size} x {size} probability matrix"
+
+
 def _covers(entry: dict | None, answers: list) -> bool:
     """An NLI entry holds every answer text of its generation (a generation computed again,
     after its entry was lost, may differ on a GPU: then the entry is computed again too)."""
@@ -312,8 +393,8 @@ def _ref_entries(
     out: dict[_Task, dict] = {}
     todo: list[_Task] = []
     for t in dict.fromkeys(tasks):
-        entry = store.get("nli", keys[t])
-        if _covers(entry, samples[t.prompt]) and len(entry["to_ref"]) == len(t.references):
+        entry = store.get("nli", keys[t], _nli_shape(len(t.references)))
+        if _covers(entry, samples[t.prompt]):
             out[t] = entry
         else:
             todo.append(t)
@@ -372,7 +453,7 @@ def _cluster_entries(
     out: dict[tuple[str, str], dict] = {}
     todo = []
     for u in units:
-        entry = store.get("nli-cluster", keys[u])
+        entry = store.get("nli-cluster", keys[u], _cluster_shape)
         if _covers(entry, samples[u[0]]):
             out[u] = entry
         else:

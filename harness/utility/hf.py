@@ -3,10 +3,12 @@ token log-probabilities, and a sequence-classification NLI model (docs/utility.m
 
 Sampling is done by our own logits processor inside `generate` (greedy decoding over a
 distribution we collapse onto the token we drew): every sequence draws its uniforms from its
-own random stream, seeded by (prompt seed, sample index), so a prompt's answers do not depend
-on which other prompts share its batch, and the log-probability recorded is exactly that of the
-distribution the token was drawn from (temperature, then nucleus). torch and transformers are
-imported only when a model is loaded."""
+own random stream, seeded by (prompt seed, sample index), so a prompt's answer texts do not
+depend on which other prompts share its batch (their log-probabilities can, in the last digits:
+padding changes the shapes, hence the rounding, of the arithmetic), and the log-probability
+recorded is exactly that of the distribution the token was drawn from (temperature, then
+nucleus). A prompt that, with its answer, would not fit the model's context is refused before
+anything is drawn. torch and transformers are imported only when a model is loaded."""
 
 from __future__ import annotations
 
@@ -26,6 +28,31 @@ log = logging.getLogger("harness.utility")
 
 _INSTALL = "pip install torch==2.13.0 transformers  (or: pip install -e '.[dense]')"
 _TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+_NO_LIMIT = 10_000_000  # a tokenizer that knows no limit says int(1e30)
+
+
+def _positive_int(value: Any) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value < _NO_LIMIT
+    return value if ok else None
+
+
+def context_limit(config: Any, tokenizer: Any) -> int | None:
+    """The most tokens (prompt and answer together) a causal LM reads: its config's
+    max_position_embeddings, stretched by a rope scaling factor (factor x the original length,
+    when larger), else the tokenizer's model_max_length when that is a real number; None when
+    neither says."""
+    get_text = getattr(config, "get_text_config", None)
+    text = get_text() if callable(get_text) else config  # a multimodal model's language part
+    limit = _positive_int(getattr(text, "max_position_embeddings", None))
+    rope = getattr(text, "rope_parameters", None) or getattr(text, "rope_scaling", None)
+    if limit is not None and isinstance(rope, dict):
+        factor = rope.get("factor")
+        base = _positive_int(rope.get("original_max_position_embeddings")) or limit
+        if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor > 1:
+            limit = max(limit, int(base * factor))
+    if limit is None:
+        limit = _positive_int(getattr(tokenizer, "model_max_length", None))
+    return limit
 
 
 def _folder(spec: ModelSpec) -> Path | None:
@@ -209,6 +236,7 @@ class HFGenerator(_HFModel):
             )
         self.eos: list[int] = []
         self.pad = 0
+        self.context: int | None = None  # tokens the model reads (prompt + answer); None: unknown
 
     def _prepare(self) -> None:
         from transformers import GenerationConfig
@@ -223,6 +251,7 @@ class HFGenerator(_HFModel):
         self.eos = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
         pad = tok.pad_token_id if tok.pad_token_id is not None else gc.pad_token_id
         self.pad = pad if pad is not None else (self.eos[0] if self.eos else 0)
+        self.context = context_limit(model.config, tok)
         # A clean generation config: the model's own defaults (repetition penalty, top-k, ...)
         # would otherwise reshape the distribution our sampler draws from.
         model.generation_config = GenerationConfig(
@@ -260,6 +289,7 @@ class HFGenerator(_HFModel):
     ) -> list[list[Sample]]:
         self._load()
         encoded = [self.encode(p) for p in prompts]
+        self.check_context([len(e) for e in encoded], max_new_tokens)
         # longest first: similar lengths share a batch (less padding); the order does not
         # change any answer, each sequence having its own random stream
         order = sorted(range(len(prompts)), key=lambda i: -len(encoded[i]))
@@ -284,6 +314,22 @@ class HFGenerator(_HFModel):
                 out[i] = r
             start += len(group)
         return out
+
+    def check_context(self, lengths: Sequence[int], max_new_tokens: int) -> None:
+        """Refuse prompts that, with max_new_tokens answer tokens, exceed the model's context:
+        past it, absolute position embeddings fail deep inside the model, and rotary ones
+        quietly degrade."""
+        longest = max(lengths, default=0)
+        if self.context is None or longest + max_new_tokens <= self.context:
+            return
+        root = self.where.rpartition(".")[0] or "utility"
+        shorter = "" if longest >= self.context else f" or {root}.max_new_tokens"
+        raise ConfigError(
+            f"a prompt for {self.where}.model {self.spec.model} is {longest} tokens, and with "
+            f"{root}.max_new_tokens={max_new_tokens} needs {longest + max_new_tokens}, but the "
+            f"model reads at most {self.context}; lower the K in metrics.k (fewer passages)"
+            f"{shorter}, or use a generator with a longer context"
+        )
 
     def _draw(
         self,

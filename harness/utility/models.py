@@ -16,7 +16,8 @@ from harness.utility.spec import ModelSpec
 def spec_identity(spec: ModelSpec) -> dict[str, Any]:
     """The identity of the model `spec` builds, known without building it: for transformers
     models the resolved dtype (auto is bf16 on CUDA, fp32 on the CPU) and a local folder's
-    path, which change the numbers."""
+    path, which change the numbers; for a custom class its target and options (the object's
+    own identity() would need it built)."""
     if spec.backend == "hf":
         from harness.utility.hf import hf_identity
 

@@ -1,8 +1,11 @@
 """The two model protocols of the utility estimator.
 
 A generator samples answers and gives each one's token log-probabilities; an NLI model gives
-entailment probabilities. Both say what determines their outputs (`identity`), which keys the
-cache: change it whenever the outputs would change."""
+entailment probabilities. What keys the cache: for an object handed in (`generator=`, `nli=`),
+its `identity()`, which must change whenever its outputs would; for a class built from the
+config (backend `custom`), its `target` and `options` alone (its `identity()` is not consulted,
+so that a cached rerun builds no model): change an option, e.g. a `version`, when the class's
+outputs change."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ prompts); undefined queries."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 
 import pytest
@@ -66,8 +67,8 @@ CLOSED_SOFT, CLOSED_HARD = 0.2, 0.0
 W1 = 1 / (2 * (1 + math.exp(-0.5)))  # 0.3112296656...
 W2 = 0.5 - W1
 # q1, K=1: "Paris" x4, E(q Paris ⊢ q Paris) = 0.9: soft 0.9; one class, 0.9 both ways: hard 1.
-# q1, K=2: Paris (w1 x2), France (w2 x2): soft = 2 w1 0.9 + 2 w2 0.2; hard = 2 w1 (France
-#   is its own class: 0.2 < 0.5).
+# q1, K=2: the last words of c1 and c2: Paris (w1 x2), Lyons (w2 x2): soft = 2 w1 0.9 +
+#   2 w2 0.2; hard = 2 w1 (Lyons is its own class: 0.2 < 0.5).
 Q1_K2_SOFT = 2 * W1 * 0.9 + 2 * W2 * 0.2
 Q1_K2_HARD = 2 * W1
 # q2, refs Lyon and Lyons. K=1: "coast" x4: 0.2 (soft), 0 (hard).
@@ -222,3 +223,117 @@ def test_custom_targets_that_cannot_be_built(tmp_path):
         utility_values(bench(), run, [1], bad, generator=StubGenerator())
     with pytest.raises(HarnessError, match=r"needs identity\(\) and entailment\(pairs\)"):
         utility_values(bench(), run, [1], bad, generator=StubGenerator(), nli=object())
+
+
+# --- multi-token answers whose entailments differ -----------------------------------------
+# The stub answers from a table (N = 3, in order). Closed book: "Paris, France" [-0.1, -0.3,
+# -0.5], "paris" [-1.2, -0.4], "Lyon" [-0.7]; with the passage: "Paris" [-0.05, -0.25],
+# "Marseille" [-0.4], "Paris". Against the reference "Paris" (texts "question answer"):
+# E(.. Paris, France ⊢ .. Paris) = 0.7 (contains), E(.. paris ⊢ .. Paris) = 0.9 (equal up to
+# case), Lyon and Marseille 0.2; backwards E(.. Paris ⊢ .. Paris, France) = 0.2.
+# Hard: closed book, {Paris, France} is not equivalent (0.2 back), {paris} is, {Lyon} is not;
+# with the passage {Paris} (samples 1 and 3) is, {Marseille} is not.
+# length_normalize: scores are mean log-probs, closed book -0.3, -0.8, -0.7, with the passage
+# -0.15, -0.4, -0.15; without, sums: -0.9, -1.6, -0.7 and -0.3, -0.4, -0.3.
+#   SePer_soft(q)    = (0.7 e^a + 0.9 e^b + 0.2 e^c) / (e^a + e^b + e^c)
+#   SePer_hard(q)    = e^b / (e^a + e^b + e^c)
+#   SePer_soft(q, D) = (2 · 0.9 e^p + 0.2 e^m) / (2 e^p + e^m)
+#   SePer_hard(q, D) = 2 e^p / (2 e^p + e^m)
+TABLE = {
+    "your own knowledge": [["Paris, France", [-0.1, -0.3, -0.5]], ["paris", [-1.2, -0.4]],
+                           ["Lyon", [-0.7]]],
+    "given document": [["Paris", [-0.05, -0.25]], ["Marseille", [-0.4]]],
+}  # fmt: skip
+MULTI = {  # written out; the formulas above evaluated by hand (Python's math.exp)
+    True: {
+        "dseper@1": 0.7038144542526656 - 0.6060746975919921,
+        "dseper_hard@1": 0.7197349346466653 - 0.2663901757727681,
+        "seper@1": 0.7038144542526656,
+    },
+    False: {
+        "dseper@1": 0.6819546840410017 - 0.5118518894617157,
+        "dseper_hard@1": 0.6885066914871453 - 0.18270326891533498,
+        "seper@1": 0.6819546840410017,
+    },
+}
+
+
+@pytest.mark.parametrize("length_normalize", [True, False])
+def test_hand_computed_multi_token_answers(tmp_path, length_normalize):
+    corpus = {"c1": Chunk("c1", "Paris is the capital of France")}
+    g = (frozenset({"c1"}),)
+    query = Query("q1", "What is the capital of France?", g, answers=("Paris",))
+    b = Benchmark("multi", corpus, (query,), "sum", "inline")
+    s = UtilitySpec(
+        generator=ModelSpec("custom", None, target=STUB + "StubGenerator",
+                            options={"table": TABLE}),
+        nli=ModelSpec("custom", None, target=STUB + "StubNLI"),
+        cache=tmp_path / "cache",
+        samples=3,
+        length_normalize=length_normalize,
+    )  # fmt: skip
+    values, _ = utility_values(b, Run.from_dict({"q1": {"c1": 1.0}}), [1], s)
+    assert sorted(StubGenerator.calls) == sorted([s.prompt_closed.format(question=query.text),
+        s.prompt.format(question=query.text,
+                        passages="Doc 1: Paris is the capital of France")])  # fmt: skip
+    want = MULTI[length_normalize]
+    assert sorted(values) == sorted(want)
+    for name, value in want.items():
+        assert values[name] == [pytest.approx(value, abs=1e-12)], name
+
+
+# --- damaged cache entries ------------------------------------------------------------------
+def _drop(key):
+    return lambda e: {k: v for k, v in e.items() if k != key}
+
+
+DAMAGE = {  # kind -> ways an entry can parse as JSON and still be wrong
+    "gen": {
+        "no logprobs": lambda e: {**e, "samples": [{"text": s["text"]} for s in e["samples"]]},
+        "text log-prob": lambda e: {**e, "samples": [{"text": "x", "logprobs": ["a"]}] * 4},
+        "too few": lambda e: {**e, "samples": e["samples"][:3]},
+        "no samples": _drop("samples"),
+        "number text": lambda e: {**e, "samples": [{"text": 1, "logprobs": [-1.0]}] * 4},
+        "bool log-prob": lambda e: {**e, "samples": [{"text": "x", "logprobs": [True]}] * 4},
+    },
+    "nli": {
+        "no to_ref": _drop("to_ref"),
+        "no from_ref": _drop("from_ref"),
+        "long row": lambda e: {**e, "to_ref": [row + [0.5] for row in e["to_ref"]]},
+        "null prob": lambda e: {**e, "from_ref": [[None] * len(r) for r in e["from_ref"]]},
+        "texts not a list": lambda e: {**e, "texts": "Paris"},
+    },
+    "nli-cluster": {
+        "no matrix": _drop("matrix"),
+        "short row": lambda e: {**e, "matrix": [row[:-1] for row in e["matrix"]]},
+        "text prob": lambda e: {**e, "matrix": [["x"] * len(r) for r in e["matrix"]]},
+    },
+}
+CASES = [(kind, name) for kind, ways in DAMAGE.items() for name in ways]
+
+
+@pytest.mark.parametrize(("kind", "damage"), CASES, ids=[f"{k}-{n}" for k, n in CASES])
+def test_entry_of_the_wrong_shape_is_recomputed(tmp_path, caplog, kind, damage):
+    run = Run.from_dict(RUN)
+    values, _ = utility_values(bench(), run, [2], spec(tmp_path))
+    # an entry with several answer texts: a damaged row is then never a valid one
+    path = next(
+        p
+        for p in sorted((tmp_path / "cache" / kind).rglob("*.json"))
+        if len({s["text"] for s in json.loads(p.read_text()).get("samples", [])})
+        + len(json.loads(p.read_text()).get("texts", []))
+        > 1
+    )
+    good = path.read_text()
+    entry = json.loads(good)
+    path.write_text(json.dumps(DAMAGE[kind][damage](entry)))
+    utility_stub.reset()
+    caplog.set_level(logging.INFO, logger="harness.utility")
+    again, stats = utility_values(bench(), run, [2], spec(tmp_path))
+    assert json.dumps(again) == json.dumps(values)
+    misses = stats["generation_misses"] + stats["nli_misses"]
+    assert misses == 1 and (stats["generation_misses"] == 1) == (kind == "gen")
+    assert f"utility cache entry {path} " in caplog.text and "computing it again" in caplog.text
+    assert path.read_text() == good  # rewritten whole
+    _, stats = utility_values(bench(), run, [2], spec(tmp_path))
+    assert stats["generation_misses"] + stats["nli_misses"] == 0

