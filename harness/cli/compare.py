@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cli.common import ArgumentParser, guarded, notes_to_stderr
+from harness.cli.common import ArgumentParser, frozen_heap, guarded, notes_to_stderr
 from harness.core.errors import HarnessError
 from harness.core.files import write_text_atomic
 from harness.report.compare import (
@@ -103,7 +103,8 @@ def _options(args: argparse.Namespace) -> Options:
 
 def main(argv: Sequence[str] | None = None) -> int:
     notes_to_stderr()
-    return guarded(_main, argv)
+    with frozen_heap():
+        return guarded(_main, argv)
 
 
 def _main(argv: Sequence[str] | None) -> int:

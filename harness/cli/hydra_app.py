@@ -1,5 +1,6 @@
-"""Start a Hydra-configured command: check the overrides first (one error line on a typo),
-then compose conf/ and call the command with the resolved config as a plain dict."""
+"""Start a Hydra-configured command: compose conf/ once and call the command with the
+resolved config as a plain dict; overrides that do not compose are checked for one error line
+(with a did-you-mean) before Hydra would print its own."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.cli.common import fail, guarded
+from harness.cli.common import fail, frozen_heap, guarded
 
 
 def launch(command: Callable[[dict[str, Any]], Any], argv: Sequence[str]) -> None:
@@ -21,16 +22,9 @@ def launch(command: Callable[[dict[str, Any]], Any], argv: Sequence[str]) -> Non
 
     # --force, the spelling the other commands share, is the config key force=true here
     argv = [("force=true" if a == "--force" else a) for a in argv]
-    try:
-        check_overrides(argv)
-        _check_slurm(argv)
-    except HarnessError as exc:
-        fail(str(exc))
-    register()
 
     from harness.cli import sweep
 
-    @hydra.main(version_base=None, config_path=str(conf_dir()), config_name="config")
     def _app(cfg) -> None:
         from hydra.core.hydra_config import HydraConfig
         from hydra.types import RunMode
@@ -40,10 +34,89 @@ def launch(command: Callable[[dict[str, Any]], Any], argv: Sequence[str]) -> Non
             return
         guarded(command, guarded(_resolved, cfg))
 
-    sys.argv = [sys.argv[0], *_multirun_first(argv)]
-    _app()
+    register()
+    with frozen_heap():
+        if _single_run(argv) and run_composed_once(_app, argv):
+            return
+        # A sweep, a Hydra flag, or overrides Hydra could not compose: check them first (one
+        # error line with a did-you-mean), then hand the command line to hydra.main.
+        try:
+            check_overrides(argv)
+            _check_slurm(argv)
+        except HarnessError as exc:
+            fail(str(exc))
+
+        sys.argv = [sys.argv[0], *_multirun_first(argv)]
+        hydra.main(version_base=None, config_path=str(conf_dir()), config_name="config")(_app)()
     if sweep.last_summary is not None and sweep.last_summary["failed"]:
         sys.exit(1)
+
+
+def _single_run(argv: Sequence[str]) -> bool:
+    """Only overrides: no -m, no Hydra flag (--cfg, --help, ...), no submitit launcher (the
+    SLURM check is on the other road)."""
+    return not any(a.startswith("-") or a.startswith("hydra/launcher=submitit") for a in argv)
+
+
+def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> bool:
+    """Compose conf/ once and run `task` on it as hydra.main's run mode does; hydra.main
+    composes twice (once only to read hydra.mode), and a check before it a third time.
+    Returns False, having run nothing, when the overrides do not compose or the config asks
+    for a sweep: the caller then checks them (naming the bad one) and goes through hydra.main.
+    A bad override cannot pass here and fail that check: both compose the same overrides."""
+    from hydra import version
+    from hydra._internal.callbacks import Callbacks
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import (
+        create_automatic_config_search_path,
+        detect_calling_file_or_module_from_task_function,
+        detect_task_name,
+        run_and_report,
+    )
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.utils import run_job
+    from hydra.types import HydraContext, RunMode
+
+    from harness.core.paths import conf_dir
+
+    # What hydra.main sets up before composing (same task name, search path, version base)
+    version.setbase(None)
+    task_name = detect_task_name(*detect_calling_file_or_module_from_task_function(task))
+    search_path = create_automatic_config_search_path(None, None, str(conf_dir()))
+    hydra = Hydra.create_main_hydra2(task_name=task_name, config_search_path=search_path)
+    try:
+        try:
+            cfg = hydra.compose_config(
+                config_name="config",
+                overrides=list(overrides),
+                run_mode=RunMode.RUN,
+                with_log_configuration=True,
+            )
+        except Exception:
+            return False
+        if cfg.hydra.mode not in (None, RunMode.RUN):
+            return False
+        if cfg.hydra.mode is None:  # as hydra.main records it
+            cfg.hydra.mode = RunMode.RUN
+            cfg.hydra.overrides.hydra.append("hydra.mode=RUN")
+
+        def job() -> None:  # the rest of Hydra's run mode (hydra._internal.hydra.Hydra.run)
+            callbacks = Callbacks(cfg)
+            callbacks.on_run_start(config=cfg, config_name="config")
+            ret = run_job(
+                hydra_context=HydraContext(config_loader=hydra.config_loader, callbacks=callbacks),
+                task_function=task,
+                config=cfg,
+                job_dir_key="hydra.run.dir",
+                job_subdir_key=None,
+            )
+            callbacks.on_run_end(config=cfg, config_name="config", job_return=ret)
+            _ = ret.return_value  # raises the job's exception, reported as hydra.main does
+
+        run_and_report(job)
+        return True
+    finally:
+        GlobalHydra.instance().clear()
 
 
 def _check_slurm(argv: Sequence[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from typing import Any
 
@@ -36,8 +37,9 @@ def run(cfg: dict[str, Any]):
 
 def shipped(group: str, resolved: dict[str, Any]) -> dict[str, Any] | None:
     """The shipped config (conf/<group>/<choice>.yaml) this job chose, before its overrides.
-    When no override and no experiment touched the group, that is `resolved` itself, and
-    composing it again (a tenth of a second at every start) is skipped."""
+    When no override and no experiment touched the group, that is `resolved` itself; else the
+    file itself when composing it could not change it, and only failing that is it composed
+    again (a run composes its config once; a second composition costs a tenth of a second)."""
     from hydra.core.hydra_config import HydraConfig
 
     from harness.core.confs import named_config
@@ -52,7 +54,47 @@ def shipped(group: str, resolved: dict[str, Any]) -> dict[str, Any] | None:
     touched = any(k.startswith((f"{group}.", f"{group}@")) or f"@{group}" in k for k in keys)
     if not touched and not hc.runtime.choices.get("experiment"):
         return resolved
-    return named_config(group, choice)
+    return plain_file(group, choice) or named_config(group, choice)
+
+
+_UNTYPED_GROUPS = ("retriever", "corpus", "extractor")  # Any in harness.core.confs.HarnessConf
+
+
+def plain_file(group: str, choice: str, _within: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """conf/<group>/<choice>.yaml as a dict, read without Hydra where its composition can only
+    give the file as it stands, or merged over the same group's options its defaults list
+    names first (`[bm25, _self_]`, `[bm25@parts.bm25, _self_]`): no package header,
+    interpolation or other defaults, in a group the schema types Any. None otherwise (then
+    compose it)."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    from harness.core.paths import conf_dir
+
+    path = conf_dir() / group / f"{choice}.yaml"
+    if group not in _UNTYPED_GROUPS or choice in _within or not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if "@package" in text or "${" in text:
+        return None
+    node = OmegaConf.create(text)
+    if not isinstance(node, DictConfig) or not node:
+        return None
+    parents = node.pop("defaults", None)
+    if parents is not None:
+        names = list(parents) if isinstance(parents, ListConfig) else []
+        if not names or names[-1] != "_self_" or len(set(names)) != len(names):
+            return None
+        merged = []
+        for entry in names[:-1]:  # `option` or `option@key.path` (placed under that key)
+            match = re.fullmatch(r"([\w.-]+)(?:@(\w+(?:\.\w+)*))?", str(entry))
+            base = match and plain_file(group, match[1], (*_within, choice))
+            if base is None:
+                return None
+            for key in reversed(match[2].split(".") if match[2] else []):
+                base = {key: base}
+            merged.append(base)
+        node = OmegaConf.merge(*merged, node)
+    return OmegaConf.to_container(node)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,9 @@ def _redqa_corpus(path: Path, raw: Any) -> dict[str, Chunk]:
                 f"{path}: corpus chunk '{cid}' needs a string 'content' field "
                 f"(found {type(text).__name__})"
             )
-        when = parse_date(entry.get("date"), f"{path}: corpus chunk '{cid}': 'date'")
+        when = entry.get("date")  # the error's place is spelled out only when there is a date
+        if when is not None:
+            when = parse_date(when, f"{path}: corpus chunk '{cid}': 'date'")
         corpus[cid] = Chunk(cid, text, date=when)
     return corpus
 
@@ -188,28 +191,19 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
     if not folder.is_dir():
         raise BenchmarkError(f"BEIR folder not found: {folder}")
     digest = hashlib.sha256()
-    corpus_rows = _jsonl(folder / "corpus.jsonl", digest)
-    corpus: dict[str, Chunk] = {}
-    for line_no, row in corpus_rows:
-        cid = _field(folder / "corpus.jsonl", line_no, row, "_id")
-        text = row.get("text")
-        if not isinstance(text, str):
-            raise BenchmarkError(f"{folder / 'corpus.jsonl'}:{line_no}: 'text' must be a string")
-        if cid in corpus:
-            raise BenchmarkError(f"{folder / 'corpus.jsonl'}:{line_no}: duplicate _id '{cid}'")
-        when = parse_date(row.get("date"), f"{folder / 'corpus.jsonl'}:{line_no}: 'date'")
-        corpus[cid] = Chunk(cid, text, str(row.get("title") or ""), date=when)
-    if not corpus:
-        raise BenchmarkError(f"{folder / 'corpus.jsonl'}: the corpus is empty")
+    corpus = _beir_corpus(folder / "corpus.jsonl", digest)
     texts: dict[str, str] = {}
     rows: dict[str, tuple[str, dict]] = {}
-    for line_no, row in _jsonl(folder / "queries.jsonl", digest):
-        qid = _field(folder / "queries.jsonl", line_no, row, "_id")
-        text = row.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise BenchmarkError(f"{folder / 'queries.jsonl'}:{line_no}: query '{qid}' has no text")
+    path = folder / "queries.jsonl"
+    lines = _jsonl(path, digest)
+    for line_no, row in lines:
+        with _errors_in_file_order(lines):
+            qid = _field(path, line_no, row, "_id")
+            text = row.get("text")
+            if not isinstance(text, str) or not text.strip():
+                raise BenchmarkError(f"{path}:{line_no}: query '{qid}' has no text")
         texts[qid] = text
-        rows[qid] = (f"{folder / 'queries.jsonl'}:{line_no}: query '{qid}'", row)
+        rows[qid] = (f"{path}:{line_no}: query '{qid}'", row)
     qrels, labels, absent = _beir_qrels(folder, split, digest, corpus, texts, rows)
     queries = tuple(
         _beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
@@ -234,20 +228,71 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
     )
 
 
-def _jsonl(path: Path, digest: Any) -> list[tuple[int, dict]]:
+def _beir_corpus(path: Path, digest: Any) -> dict[str, Chunk]:
+    """corpus.jsonl as chunks, each built as its line is read (no row is kept)."""
+    corpus: dict[str, Chunk] = {}
+    lines = _jsonl(path, digest)
+    for line_no, row in lines:
+        cid, text, raw_date = row.get("_id"), row.get("text"), row.get("date")
+        if type(cid) is not str or not isinstance(text, str) or cid in corpus or not cid.strip():
+            with _errors_in_file_order(lines):
+                cid = _field(path, line_no, row, "_id")
+                if not isinstance(text, str):
+                    raise BenchmarkError(f"{path}:{line_no}: 'text' must be a string")
+                if cid in corpus:
+                    raise BenchmarkError(f"{path}:{line_no}: duplicate _id '{cid}'")
+        when = None
+        if raw_date is not None:  # the error's place is only spelled out when there is a date
+            with _errors_in_file_order(lines):
+                when = parse_date(raw_date, f"{path}:{line_no}: 'date'")
+        corpus[cid] = Chunk(cid, text, str(row.get("title") or ""), date=when)
+    if not corpus:
+        raise BenchmarkError(f"{path}: the corpus is empty")
+    return corpus
+
+
+@contextmanager
+def _errors_in_file_order(lines: Iterator[tuple[int, dict]]) -> Iterator[None]:
+    """A row's error, unless a later line is no JSON object (or not JSON): that one came
+    first when the whole file was parsed before any row was checked, and still does."""
+    try:
+        yield
+    except BenchmarkError:
+        for _ in lines:
+            pass
+        raise
+
+
+def _jsonl(path: Path, digest: Any) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line, parsed as it is reached; the file's
+    bytes are hashed and its UTF-8 checked before the first line is."""
     if not path.is_file():
         raise BenchmarkError(f"BEIR file not found: {path}")
     raw = path.read_bytes()
-    digest.update(path.name.encode() + b"\0" + raw)
-    rows = []
-    for line_no, line in enumerate(_text(path, raw).splitlines(), start=1):
+    digest.update(path.name.encode() + b"\0")
+    digest.update(raw)
+    lines = _text(path, raw).splitlines()
+    del raw
+    lines.reverse()  # popped from the end: each line is freed once parsed
+    line_no = 0
+    while lines:
+        line = lines.pop()
+        line_no += 1
         if not line.strip():
             continue
-        row = _json(path, line.encode(), where=f"line {line_no}")
+        try:  # one object filling the line, read by json's own scanner without its wrappers
+            row, end = _scan(line, 0)
+        except (StopIteration, ValueError, RecursionError):
+            end = -1
+        if end != len(line) and not (end > 0 and not line[end:].strip(" \t")):
+            # anything else exactly as json.loads read it from the line's bytes, errors included
+            row = _json(path, line.encode(), where=f"line {line_no}")
         if not isinstance(row, dict):
             raise BenchmarkError(f"{path}:{line_no}: each line must be a JSON object")
-        rows.append((line_no, row))
-    return rows
+        yield line_no, row
+
+
+_scan = json.JSONDecoder().scan_once  # (value, end) of the JSON value starting at an index
 
 
 def _field(path: Path, line_no: int, row: dict, key: str) -> str:

@@ -62,6 +62,7 @@ def _pairs(rng):
 
 def test_compare_many_equals_each_test_alone(monkeypatch):
     monkeypatch.setattr(stats, "_BLOCK", 300)  # several blocks per test
+    monkeypatch.setattr(stats, "_CACHED", 50)  # and several slices of each block
     pairs = _pairs(np.random.default_rng(5))
     opts = dict(permutations=499, samples=300, confidence=0.9, seed=7)
     got = stats.compare_many(pairs, **opts)
@@ -86,6 +87,13 @@ def test_randomization_test_and_bootstrap_alone_match_the_reference():
     assert stats.randomization_test(a, b, permutations=999, seed=2) == p
     got = stats.bootstrap_ci(b - a, samples=400, seed=2)
     assert got == pytest.approx(ci, abs=1e-12)
+
+
+def test_bootstrap_slices_change_no_bit(monkeypatch):
+    v = np.random.default_rng(4).random(37) ** 3
+    whole = stats.bootstrap_means(v, samples=500, seed=1)
+    monkeypatch.setattr(stats, "_CACHED", 100)  # two resamples of 37 at a time
+    assert np.array_equal(stats.bootstrap_means(v, samples=500, seed=1), whole)
 
 
 def test_paired_ttest_agrees_with_scipy_stats():
