@@ -15,7 +15,7 @@ import numpy as np
 
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.types import Chunk, Query, Run
-from retrievers.embed_cache import default_root, encode_cached
+from retrievers.embed_cache import default_root, encode_cached, fill_cache
 from retrievers.search import InnerProductSearch
 
 ENCODERS = ("sentence-transformers", "openai")
@@ -74,6 +74,7 @@ class Dense:
         self.backend = InnerProductSearch(devices=devices, **dict(search or {}))
         self.cache_stats: dict[str, dict[str, int]] = {}
         self.corpus_embeddings: CorpusEmbeddings | None = None
+        self.notes: dict[str, Any] = {}  # metrics.json records them (the index searched)
 
     @classmethod
     def from_encoder(
@@ -101,8 +102,30 @@ class Dense:
         self.cache_stats[role] = stats
         return emb
 
-    def index(self, corpus: Mapping[str, Chunk]) -> None:
-        """Embed every chunk (from the cache where possible) and build the search index."""
+    def fill(
+        self, texts: Sequence[str], role: str, label: str, part: tuple[int, int] = (0, 1)
+    ) -> dict[str, Any]:
+        """Encode into the cache the cache shards of slice `part` = (i, n) of the embeddings
+        of `texts` that it lacks, as embed() would, without holding the whole matrix.
+        Returns what fill_cache reports (shards reused and encoded, the cache folder)."""
+        if self.root is None:
+            raise ConfigError(
+                "filling the embedding cache needs it on; drop cache=false (or set cache=true)"
+            )
+        return fill_cache(
+            lambda batch: self.encoder.encode(batch, role),
+            texts,
+            identity=self.encoder.identity(role),
+            root=self.root,
+            shard_size=self.shard_size,
+            part=part,
+            label=label,
+            progress=self.progress,
+        )
+
+    @staticmethod
+    def corpus_texts(corpus: Mapping[str, Chunk]) -> list[str]:
+        """The texts index() embeds, in corpus order (the embedding cache keys on them)."""
         if not corpus:
             raise ConfigError("cannot index an empty corpus")
         texts = []
@@ -113,6 +136,16 @@ class Dense:
                     "fix or drop it in the benchmark file"
                 )
             texts.append(chunk.index_text)
+        return texts
+
+    @staticmethod
+    def query_texts(queries: Sequence[Query]) -> list[str]:
+        """The texts search() embeds."""
+        return [q.text for q in queries]
+
+    def index(self, corpus: Mapping[str, Chunk]) -> None:
+        """Embed every chunk (from the cache where possible) and build the search index."""
+        texts = self.corpus_texts(corpus)
         emb = self.embed(texts, "document", f"{self.name}: corpus")
         # kept (the search index holds the same matrix) so a cell can record the corpus
         # Similarity under these embeddings at O(M·d)
@@ -120,22 +153,26 @@ class Dense:
             self.name, getattr(self.encoder, "model_id", None), emb
         )
         self.backend.build(emb, list(corpus))
+        self.notes = {"search": self.backend.describe()}
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:
         """Top `depth` chunks per query by inner product (cosine when normalised)."""
         if not queries:
             return Run(self.name, {}, depth)
-        emb = self.embed([q.text for q in queries], "query", f"{self.name}: queries")
+        emb = self.embed(self.query_texts(queries), "query", f"{self.name}: queries")
         rankings = self.backend.search(emb, depth)
         return Run(self.name, {q.query_id: r for q, r in zip(queries, rankings)}, depth)
 
     def messages(self) -> list[str]:
-        """One line on how much came from the embedding cache."""
+        """A line on how much came from the embedding cache, and one on the search index."""
+        plan = self.backend.plan
+        search = [f"search: {plan.why}"] if plan is not None else []
         if self.root is None:
-            return ["embedding cache off (cache=false): everything was encoded afresh"]
+            return ["embedding cache off (cache=false): everything was encoded afresh", *search]
         parts = []
         for role, label in (("document", "corpus"), ("query", "queries")):
             s = self.cache_stats.get(role)
             if s:
                 parts.append(f"{label} {s['cached']} of {s['cached'] + s['encoded']} shards")
-        return [f"embeddings from the cache ({self.root}): {', '.join(parts)}"] if parts else []
+        cache = [f"embeddings from the cache ({self.root}): {', '.join(parts)}"] if parts else []
+        return cache + search

@@ -7,6 +7,10 @@ revision, prompt, max length, dtype, normalisation, model kwargs, encode API and
 setting that changes a vector) and the texts. Every file is written to
 a temporary name and renamed, the sidecar last, so a shard counts only once complete. A
 shard whose bytes or shape disagree with its sidecar is reported and encoded again.
+
+Sharded encoding (`python -m harness.encode shard=i/n`, one job per slice): slice i of n is
+a contiguous run of these cache shards (`slice_shards`), so jobs write disjoint files, and
+any slicing fills exactly the files an unsliced run writes.
 """
 
 from __future__ import annotations
@@ -182,17 +186,62 @@ def encode_cached(
         emb = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
         return emb, {"cached": 0, "encoded": len(parts)}
     cache = EmbeddingCache(root, identity, texts, shard_size)
-    parts: list[np.ndarray | None] = [cache.load_shard(i) for i in range(cache.n_shards)]
-    todo = [i for i, p in enumerate(parts) if p is None]
+    parts, stats = _fill(cache, encode, texts, range(cache.n_shards), label, progress)
+    emb = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+    return emb, stats
+
+
+def slice_shards(n_shards: int, part: int, parts: int) -> range:
+    """The cache shards slice `part` of `parts` covers: contiguous, in order, sizes differing
+    by at most one, together every shard exactly once (a slice may be empty)."""
+    if not (isinstance(part, int) and isinstance(parts, int) and 0 <= part < parts):
+        raise HarnessError(f"slice {part!r} of {parts!r}: need 0 <= slice < slices")
+    return range(part * n_shards // parts, (part + 1) * n_shards // parts)
+
+
+def fill_cache(
+    encode: Callable[[Sequence[str]], np.ndarray],
+    texts: Sequence[str],
+    *,
+    identity: Mapping[str, Any],
+    root: Path,
+    shard_size: int,
+    label: str,
+    part: tuple[int, int] = (0, 1),
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Encode into the cache the shards of slice `part` = (i, n) (slice_shards) that it
+    lacks, as encode_cached would (the same calls on the same rows, so the same files): any
+    slicing writes exactly the files one unsliced run writes. Returns counts of shards
+    reused and encoded, the shards and rows covered, the cache folder and its shard count."""
+    cache = EmbeddingCache(root, identity, texts, shard_size)
+    shards = slice_shards(cache.n_shards, *part)
+    _, stats = _fill(cache, encode, texts, shards, label, progress)
+    rows = (cache.rows(shards.start)[0], cache.rows(shards.stop - 1)[1]) if shards else (0, 0)
+    return {**stats, "shards": shards, "rows": rows, "n_shards": cache.n_shards,
+            "dir": str(cache.dir)}  # fmt: skip
+
+
+def _fill(
+    cache: EmbeddingCache,
+    encode: Callable[[Sequence[str]], np.ndarray],
+    texts: Sequence[str],
+    shards: range,
+    label: str,
+    progress: bool,
+) -> tuple[list[np.ndarray], dict[str, int]]:
+    """The embeddings of cache shards `shards`, loaded or encoded and saved."""
+    parts: list[np.ndarray | None] = [cache.load_shard(i) for i in shards]
+    todo = [i for i, p in zip(shards, parts) if p is None]
     dims = {p.shape[1] for p in parts if p is not None}
     if len(dims) > 1:
         raise HarnessError(
             f"embedding cache {cache.dir} mixes dimensions {sorted(dims)}; delete that folder "
             f"or run with cache=false"
         )
-    if todo and len(todo) < cache.n_shards:
+    if todo and len(todo) < len(shards):
         log.info(
-            f"{label}: resuming, {cache.n_shards - len(todo)} of {cache.n_shards} shards "
+            f"{label}: resuming, {len(shards) - len(todo)} of {len(shards)} shards "
             f"already in {cache.dir}"
         )
     remaining = sum(cache.rows(i)[1] - cache.rows(i)[0] for i in todo)
@@ -209,8 +258,7 @@ def encode_cached(
         dims.add(arr.shape[1])
         cache.save_shard(i, arr)
         checkpoint("encode")  # reliability tests: a kill here must cost only this run
-        parts[i] = arr
+        parts[i - shards.start] = arr
         bar.update(stop - start)
     bar.close()
-    emb = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
-    return emb, {"cached": cache.n_shards - len(todo), "encoded": len(todo)}
+    return parts, {"cached": len(shards) - len(todo), "encoded": len(todo)}

@@ -401,6 +401,11 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
     import json
 
     mine, theirs = _identities(stored, plan)
+    if mine != theirs and _before_auto_search(mine, theirs):
+        return (
+            f"{cell_dir} was computed before the search index was chosen automatically "
+            "(search.index=auto); recomputed (embeddings come from the cache)"
+        )
     if mine != theirs:
         if not plan.force:
             raise HarnessError(
@@ -443,6 +448,17 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         same = same and semantic["strata_file"] == semantic_report.strata_name(strata_path)
         same = same and semantic["params"] == json.loads(to_json(doc["params"]))
     return "same" if same else "rescore"
+
+
+def _before_auto_search(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> bool:
+    """Whether the stored cell is a dense cell from before `search.index: auto` (its search
+    block lacks memory_gb) that differs from this run in its search block alone: it was
+    searched with the index its config names, so it is recomputed, not refused."""
+    a, b = dict(mine["retriever"]), dict(theirs["retriever"])
+    sa, sb = a.pop("search", None), b.pop("search", None)
+    if a != b or mine["depth"] != theirs["depth"]:
+        return False
+    return isinstance(sa, Mapping) and isinstance(sb, Mapping) and "memory_gb" not in sb
 
 
 def _utility_names(metrics) -> list[str]:

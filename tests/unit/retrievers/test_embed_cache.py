@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from harness.core.errors import HarnessError
-from retrievers.embed_cache import EmbeddingCache, cache_key, encode_cached
+from retrievers.embed_cache import (
+    EmbeddingCache,
+    cache_key,
+    encode_cached,
+    fill_cache,
+    slice_shards,
+)
 
 TEXTS = [f"text number {i}" for i in range(10)]
 ID = {"model": "m", "revision": None, "prompt": None, "dtype": "fp32", "normalize": True}
@@ -157,3 +163,49 @@ def test_full_disk_is_one_error_naming_the_cache_and_keeps_written_shards(tmp_pa
     fake = Fake()
     _encode(fake, tmp_path)
     assert fake.calls == [TEXTS[4:8], TEXTS[8:]]  # shard 0 was kept and reused
+
+
+def test_slices_cover_every_shard_once_in_order():
+    for n_shards in (0, 1, 3, 10, 17):
+        for parts in (1, 2, 3, 16, 20):
+            covered = [i for p in range(parts) for i in slice_shards(n_shards, p, parts)]
+            assert covered == list(range(n_shards))
+            sizes = [len(slice_shards(n_shards, p, parts)) for p in range(parts)]
+            assert max(sizes) - min(sizes) <= 1
+    for bad in ((2, 2), (-1, 2), (0, 0)):
+        with pytest.raises(HarnessError, match="need 0 <= slice < slices"):
+            slice_shards(5, *bad)
+
+
+def _files(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_any_slicing_fills_exactly_the_files_of_one_run(tmp_path, parts):
+    texts = [f"text number {i}" for i in range(23)]
+    whole = Fake()
+    _encode(whole, tmp_path / "whole", texts=texts)
+    sliced, reports = Fake(), []
+    for p in range(parts):
+        report = fill_cache(sliced, texts, identity=ID, root=tmp_path / "sliced", shard_size=4,
+                            label="t", part=(p, parts), progress=False)  # fmt: skip
+        reports.append(report)
+    assert _files(tmp_path / "sliced") == _files(tmp_path / "whole")
+    assert sorted(sliced.calls) == sorted(whole.calls)  # the same rows in the same calls
+    assert sum(r["encoded"] for r in reports) == 6 and all(r["n_shards"] == 6 for r in reports)
+    rows = [r["rows"] for r in reports if r["shards"]]
+    assert rows[0][0] == 0 and rows[-1][1] == 23
+    # afterwards an ordinary run encodes nothing
+    again = Fake()
+    _, stats = _encode(again, tmp_path / "sliced", texts=texts)
+    assert again.calls == [] and stats == {"cached": 6, "encoded": 0}
+
+
+def test_a_slice_refilled_reuses_its_shards(tmp_path):
+    first, second = Fake(), Fake()
+    args = dict(identity=ID, root=tmp_path, shard_size=4, label="t", part=(1, 2), progress=False)
+    a = fill_cache(first, TEXTS, **args)
+    b = fill_cache(second, TEXTS, **args)
+    assert (a["encoded"], a["cached"], b["encoded"], b["cached"]) == (2, 0, 0, 2)
+    assert second.calls == [] and list(a["shards"]) == [1, 2] and a["rows"] == (4, 10)
