@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain
 
 import numpy as np
 
@@ -41,29 +41,31 @@ def prepare(
     judgments: Sequence[Mapping[str, int]], vocab: Mapping[str, int] | None = None
 ) -> Judged:
     """Encode per-query judgments; with `vocab` (chunk id -> corpus position) as codes."""
-    code: dict[str, int] = {}
-    fresh = len(vocab) if vocab is not None else 0
-    rows, codes, grades = [], [], []
-    for i, j in enumerate(judgments):
-        for doc, grade in j.items():
-            c = code.get(doc)
-            if c is None:
-                c = vocab.get(doc) if vocab is not None else None
-                if c is None:  # judged but not in the corpus: a code no ranking can hold
-                    c, fresh = fresh, fresh + 1
-                code[doc] = c
-            rows.append(i)
-            codes.append(c)
-            grades.append(grade)
+    judgments = list(judgments)
+    lengths = np.fromiter(map(len, judgments), np.int64, len(judgments))
+    docs = list(chain.from_iterable(judgments))
+    grades = list(chain.from_iterable(j.values() for j in judgments))
+    distinct = list(dict.fromkeys(docs))  # in order of first appearance
+    if vocab is None:
+        fresh = len(distinct)
+        code = dict(zip(distinct, range(fresh)))
+    else:
+        fresh = len(vocab)
+        given = list(map(vocab.get, distinct))
+        # judged but not in the corpus: a code past the corpus, which no ranking can hold
+        for at in [i for i, c in enumerate(given) if c is None]:
+            given[at], fresh = fresh, fresh + 1
+        code = dict(zip(distinct, given))
+    rows = np.repeat(np.arange(len(judgments), dtype=np.int64), lengths)
+    codes = np.fromiter(map(code.__getitem__, docs), np.int64, len(docs))
     stride = fresh + 1
-    r = np.asarray(rows, dtype=np.int64)
-    keys = r * stride + np.asarray(codes, dtype=np.int64)
+    keys = rows * stride + codes
     order = np.argsort(keys, kind="stable")
     return Judged(
         n_queries=len(judgments),
         keys=keys[order],
         grades=np.asarray(grades, dtype=np.int64)[order],
-        rows=r[order],
+        rows=rows[order],
         stride=stride,
         code=code,
         corpus_coded=vocab is not None,
@@ -73,8 +75,10 @@ def prepare(
 def flat_codes(rankings: Sequence[Ranking | Sequence[str]], judged: Judged):
     """Every ranking's chunk codes end to end, and where each query's list starts (n + 1
     offsets). Rankings without corpus codes, and ids the corpus lacks (code -1), are looked up
-    among the judged ids (-1 if not judged)."""
+    among the judged ids (-1 if not judged; for a large run's rankings, -1 also for an id
+    judged only for other queries, which the scan would not match either)."""
     parts = []
+    by_id = []  # rankings matched by id: those of one large run in one compiled pass
     for r in rankings:
         codes = getattr(r, "codes", None)
         if codes is not None and judged.corpus_coded:
@@ -84,12 +88,43 @@ def flat_codes(rankings: Sequence[Ranking | Sequence[str]], judged: Judged):
                 codes[absent] = [judged.code.get(r.ids[i], -1) for i in absent]
             parts.append(codes)
         else:
-            ids = r.ids if isinstance(r, Ranking) else r
-            parts.append(np.fromiter(map(judged.code.get, ids, repeat(-1)), np.int64, len(ids)))
+            by_id.append(len(parts))
+            parts.append(r)
+    if by_id and len(by_id) == len(parts):  # all matched by id: maybe one store's rankings
+        from harness.core.runstore import id_codes_joined
+
+        joined = id_codes_joined(parts, judged.code, _own(judged, by_id, parts))
+        if joined is not None:
+            return joined
+    if by_id:
+        from harness.core.runstore import id_codes
+
+        chosen = [parts[i] for i in by_id]
+        for i, codes in zip(by_id, id_codes(chosen, judged.code, _own(judged, by_id, chosen))):
+            parts[i] = codes
     offsets = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=offsets[1:])
     flat = np.concatenate(parts).astype(np.int64, copy=False) if parts else offsets[:0]
     return flat, offsets
+
+
+def _own(judged: Judged, rows: list[int], rankings):
+    """The judged (id, code) pairs of query rows `rows`, as runstore.id_codes takes them:
+    a large run's rankings are matched against their own query's judgments (None when no
+    ranking is of a large run)."""
+    if all(getattr(r, "place", None) is None for r in rankings):
+        return None
+    from harness.core.runstore import ranges
+
+    at = np.searchsorted(judged.rows, np.arange(judged.n_queries + 1))
+    picked = np.asarray(rows, np.int64)
+    count = at[picked + 1] - at[picked]
+    pick = ranges(at[picked], count)
+    values = judged.keys[pick] - judged.rows[pick] * judged.stride
+    name = {c: d for d, c in judged.code.items()}
+    offsets = np.zeros(len(picked) + 1, np.int64)
+    np.cumsum(count, out=offsets[1:])
+    return [name[c] for c in values.tolist()], values, offsets
 
 
 def evaluate(

@@ -4,7 +4,8 @@ TREC: one line per retrieved chunk, `qid Q0 docid rank score tag` (trec_eval rea
 not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Query ids the benchmark does not
 know are reported and left out; chunk ids the corpus lacks are reported and stay in the ranked
 list (code -1), where `run.unknown_ids` decides how they are scored
-(harness.core.runio.apply_unknown_ids); queries the run lacks score 0.
+(harness.core.runio.apply_unknown_ids); queries the run lacks score 0. A large TREC file is
+read, checked and ordered by compiled code (harness.core.runstore), with the same notes.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from harness.core.errors import BenchmarkError, ConfigError
-from harness.core.runio import FORMATS, read_run
+from harness.core.runio import FORMATS, read_run, read_run_rows
 from harness.core.types import Chunk, Query, Run
 
 _EXAMPLES = 5
@@ -51,16 +54,13 @@ class RunFile:
         self._corpus = {cid: i for i, cid in enumerate(corpus)}  # the corpus codes
 
     def search(self, queries: Iterable[Query], *, depth: int) -> Run:
-        scores = read_run(self.path, self.format)
         wanted = {q.query_id for q in queries}
+        rows = read_run_rows(self.path, self.format)
+        if rows is not None:
+            return self._search_rows(rows, wanted, depth)
+        scores = read_run(self.path, self.format)
         unknown_q = [q for q in scores if q not in wanted]
-        if len(unknown_q) == len(scores):
-            raise BenchmarkError(
-                f"{self.path}: none of its {len(scores)} query ids is in the benchmark (run has "
-                f"{', '.join(map(repr, _examples(scores)))}; benchmark has "
-                f"{', '.join(map(repr, _examples(sorted(wanted))))}); is it a run for another "
-                f"benchmark?"
-            )
+        self._check_queries(scores, unknown_q, wanted)
         kept: dict[str, dict[str, float]] = {}
         unknown_docs: dict[str, None] = {}
         unknown = total = truncated = 0
@@ -74,24 +74,53 @@ class RunFile:
                 unknown += len(absent)
                 unknown_docs.update(dict.fromkeys(absent))
             truncated += len(docs) > depth
+        examples = _examples(unknown_docs)
+        self._check_chunks(total, unknown, examples)
+        self._notes(len(scores), unknown_q, unknown, len(unknown_docs), examples, truncated)
+        return Run.from_scores(self.name, kept, depth, self._corpus)
+
+    def _search_rows(self, rows, wanted: set[str], depth: int) -> Run:
+        """search() over a large run's rows (harness.core.runstore.Rows): the same checks
+        and notes, counted with arrays."""
+        qids = rows.query_ids
+        keep = np.fromiter((q in wanted for q in qids), bool, len(qids))
+        unknown_q = [q for q, k in zip(qids, keep.tolist()) if not k]
+        self._check_queries(qids, unknown_q, wanted)
+        codes = rows.codes(self._corpus)
+        kept_rows = keep[rows.qcode]
+        absent = np.flatnonzero(kept_rows & (codes < 0))
+        if rows.scattered():  # examples in query order, then file order
+            absent = absent[np.argsort(rows.qcode[absent], kind="stable")]
+        distinct, examples = rows.distinct(absent, _EXAMPLES)
+        self._check_chunks(int(kept_rows.sum()), len(absent), examples)
+        truncated = int((rows.lengths()[keep] > depth).sum())
+        self._notes(len(qids), unknown_q, len(absent), distinct, examples, truncated)
+        return Run.from_store(self.name, rows.store(depth, keep, codes), depth)
+
+    def _check_queries(self, qids, unknown_q: list[str], wanted: set[str]) -> None:
+        if len(unknown_q) == len(qids):
+            raise BenchmarkError(
+                f"{self.path}: none of its {len(qids)} query ids is in the benchmark (run has "
+                f"{', '.join(map(repr, _examples(qids)))}; benchmark has "
+                f"{', '.join(map(repr, _examples(sorted(wanted))))}); is it a run for another "
+                f"benchmark?"
+            )
+
+    def _check_chunks(self, total: int, unknown: int, examples: list[str]) -> None:
         if total and unknown == total:
             raise BenchmarkError(
                 f"{self.path}: none of its chunk ids is in the corpus (e.g. "
-                f"{', '.join(map(repr, _examples(unknown_docs)))}); is it a run for another "
-                f"benchmark?"
+                f"{', '.join(map(repr, examples))}); is it a run for another benchmark?"
             )
+
+    def _notes(self, n_queries, unknown_q, unknown, distinct, examples, truncated) -> None:
         self.notes = {
             "path": str(self.path),
-            "queries_in_run": len(scores),
+            "queries_in_run": n_queries,
             "unknown_query_ids": {"count": len(unknown_q), "examples": _examples(unknown_q)},
-            "unknown_chunk_ids": {
-                "entries": unknown,
-                "distinct": len(unknown_docs),
-                "examples": _examples(unknown_docs),
-            },
+            "unknown_chunk_ids": {"entries": unknown, "distinct": distinct, "examples": examples},
             "queries_cut_at_depth": truncated,
         }
-        return Run.from_scores(self.name, kept, depth, self._corpus)
 
     def messages(self) -> list[str]:
         """Human-readable notes for the terminal about query ids left out and lists cut (the

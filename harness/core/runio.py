@@ -1,13 +1,18 @@
 """Run files: read a TREC run (`qid Q0 docid rank score tag`) or a JSON run
 (`{"qid": {"docid": score}}`) into per-query scores, validated line by line; and what a run's
-chunk ids that the corpus lacks become when it is scored (`run.unknown_ids`)."""
+chunk ids that the corpus lacks become when it is scored (`run.unknown_ids`).
+
+A TREC file of runstore.FAST_BYTES or more (less once numba is loaded) is read by a compiled
+parser (harness.core.runstore.Rows.read_trec) that accepts only what the line-by-line reader
+reads, to the same values; anything else (a malformed line, a duplicate, an unusual number or
+white space) sends the file to the line-by-line reader, which gives the result or the error
+with file and line."""
 
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -61,14 +66,11 @@ def apply_unknown_ids(
                 examples[r.ids[i]] = None
         if mode == "drop" and len(unknown):
             known = np.flatnonzero(codes >= 0)
-            r = replace(
-                r,
-                ids=tuple(r.ids[i] for i in known),
-                scores=tuple(r.scores[i] for i in known),
-                codes=codes[known],
+            r = type(r)(
+                tuple(r.ids[i] for i in known), tuple(r.scores[i] for i in known), codes[known]
             )
         elif codes is not r.codes:
-            r = replace(r, codes=codes)
+            r = type(r)(r.ids, r.scores, codes)
         rankings[qid] = r
     found = {"mode": mode, "entries": entries, "queries": queries, "examples": list(examples)}
     return type(run)(run.name, rankings, run.depth), found
@@ -93,10 +95,9 @@ def unknown_ids_note(found: Mapping[str, Any] | None) -> str | None:
 
 def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
     """qid -> {chunk id: score}, read and validated; errors name the file and line."""
-    if fmt not in FORMATS:
-        raise ConfigError(f"retriever.format is '{fmt}'; valid: {', '.join(FORMATS)}")
-    if not path.is_file():
-        raise BenchmarkError(f"run file not found: {path} (from retriever.path); check the path")
+    rows = read_run_rows(path, fmt)
+    if rows is not None:
+        return rows.to_dict()
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -110,6 +111,35 @@ def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
     if not scores:
         raise BenchmarkError(f"{path}: the run holds no results; is it the right file?")
     return scores
+
+
+def _check(path: Path, fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise ConfigError(f"retriever.format is '{fmt}'; valid: {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise BenchmarkError(f"run file not found: {path} (from retriever.path); check the path")
+
+
+def read_run_rows(path: Path, fmt: str = "auto"):
+    """A large TREC run read by the compiled parser and put in canonical order (a
+    harness.core.runstore.Rows), or None: a small file, a JSON run, or one the parser leaves
+    to the line-by-line reader (read_run), which then gives the result or the exact error."""
+    from harness.core import runstore
+
+    _check(path, fmt)
+    if fmt == "json" or not runstore.compiled_from(path.stat().st_size, runstore.FAST_BYTES):
+        return None
+    if fmt == "auto":
+        if path.suffix.lower() == ".json":
+            return None
+        with open(path, "rb") as f:
+            head = f.read(1 << 16).decode("utf-8", "replace").lstrip()
+        if not head or head[:1] in ("{", "["):  # JSON, or a long blank start: read whole
+            return None
+    rows = runstore.Rows.read_trec(path)
+    if rows is None or not rows.canonical(check_duplicates=True):
+        return None
+    return rows
 
 
 def _read_trec(path: Path, text: str) -> dict[str, dict[str, float]]:

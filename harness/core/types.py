@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from datetime import date
 from functools import cached_property
 from itertools import repeat
@@ -119,17 +119,70 @@ class Benchmark:
         return {cid: i for i, cid in enumerate(self.corpus)}
 
 
-@dataclass(frozen=True)
+_set = object.__setattr__  # Ranking is immutable: its own setters go around __setattr__
+
+
 class Ranking:
     """One query's canonical ranked list: parallel tuples of chunk ids and scores.
 
     `codes` optionally holds each chunk's position in the corpus (Benchmark.vocab), -1 for
     an id the corpus lacks, which lets the standard metrics match judgments without string
-    lookups."""
+    lookups. Immutable, compared by ids and scores (like a frozen dataclass). A ranking of a
+    large run (`Ranking.lazy`) reads its ids and scores from the run's arrays
+    (harness.core.runstore) when they are first asked for."""
 
-    ids: tuple[str, ...]
-    scores: tuple[float, ...]
-    codes: np.ndarray | None = field(default=None, compare=False, repr=False)
+    __slots__ = ("_ids", "_scores", "codes", "place")
+    __match_args__ = ("ids", "scores", "codes")
+
+    def __init__(
+        self, ids: tuple[str, ...], scores: tuple[float, ...], codes: np.ndarray | None = None
+    ):
+        _set(self, "_ids", ids)
+        _set(self, "_scores", scores)
+        _set(self, "codes", codes)
+        _set(self, "place", None)  # (store, query position) of a lazy ranking
+
+    @classmethod
+    def lazy(cls, store, position: int, codes: np.ndarray | None = None) -> Ranking:
+        """Query `position` of a harness.core.runstore.RunStore; ids and scores made on use."""
+        r = object.__new__(cls)
+        _set(r, "_ids", None)
+        _set(r, "_scores", None)
+        _set(r, "codes", codes)
+        _set(r, "place", (store, position))
+        return r
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        if self._ids is None:
+            _set(self, "_ids", self.place[0].ids(self.place[1]))
+        return self._ids
+
+    @property
+    def scores(self) -> tuple[float, ...]:
+        if self._scores is None:
+            _set(self, "_scores", self.place[0].scores_of(self.place[1]))
+        return self._scores
+
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f"cannot assign to field '{name}'")
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError(f"cannot delete field '{name}'")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.ids, self.scores) == (other.ids, other.scores)
+
+    def __hash__(self) -> int:
+        return hash((self.ids, self.scores))
+
+    def __repr__(self) -> str:
+        return f"Ranking(ids={self.ids!r}, scores={self.scores!r})"
+
+    def __reduce__(self):
+        return (Ranking, (self.ids, self.scores, self.codes))
 
 
 _EMPTY = Ranking((), ())
@@ -183,8 +236,25 @@ class Run:
         vocab: Mapping[str, int] | None = None,
     ) -> Run:
         """Build a run from unordered (chunk_id, score) pairs, or {chunk_id: score}, per query;
-        with the benchmark's `vocab` the rankings carry corpus codes."""
-        rankings = {qid: canonical(pairs, depth, vocab) for qid, pairs in scores.items()}
+        with the benchmark's `vocab` the rankings carry corpus codes. The same rankings as
+        `canonical` per query, sorted for all queries at once (harness.core.runstore)."""
+        from harness.core.runstore import RunStore, order_scores
+
+        ordered = order_scores(scores, depth, vocab)
+        if isinstance(ordered, RunStore):
+            return cls.from_store(name, ordered, depth)
+        return cls(name, {q: Ranking(*r) for q, r in ordered.items()}, depth)
+
+    @classmethod
+    def from_store(cls, name: str, store, depth: int) -> Run:
+        """A run over a harness.core.runstore.RunStore (canonical rows of many queries): its
+        rankings read ids and scores from the store's arrays when first asked for."""
+        off = store.offsets.tolist()
+        codes = store.codes
+        rankings = {
+            q: Ranking.lazy(store, i, None if codes is None else codes[off[i] : off[i + 1]])
+            for i, q in enumerate(store.query_ids)
+        }
         return cls(name, rankings, depth)
 
     @classmethod
@@ -215,11 +285,17 @@ class Run:
     def from_trec(
         cls, path: str | Path, *, name: str | None = None, depth: int | None = None
     ) -> Run:
-        """A run read from a TREC run file (or a JSON run); the name defaults to the file's stem."""
-        from harness.core.runio import read_run
+        """A run read from a TREC run file (or a JSON run); the name defaults to the file's stem.
+        A large TREC file is read and ordered by compiled code (harness.core.runstore)."""
+        from harness.core.runio import read_run, read_run_rows
 
         path = Path(path).expanduser()
-        return cls.from_dict(read_run(path), name=name or path.stem, depth=depth)
+        rows = read_run_rows(path)
+        if rows is None:
+            return cls.from_dict(read_run(path), name=name or path.stem, depth=depth)
+        if depth is None:
+            depth = int(rows.lengths().max(initial=0)) or 1
+        return cls.from_store(name or path.stem, rows.store(depth), depth)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """`{query_id: {chunk_id: score}}` in canonical order."""
