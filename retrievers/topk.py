@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import lt
 
 import numpy as np
 
@@ -12,6 +13,8 @@ from harness.core.types import Ranking
 def id_positions(ids: Sequence[str]) -> np.ndarray:
     """Each chunk's position in ascending id order (so ties break by id with one int compare)."""
     arr = np.asarray(ids, dtype=object)
+    if all(map(lt, arr[:-1], arr[1:])):  # already ascending (zero-padded ids): skip the sort
+        return np.arange(len(arr), dtype=np.int64)
     pos = np.empty(len(arr), dtype=np.int64)
     pos[np.argsort(arr, kind="stable")] = np.arange(len(arr))
     return pos
@@ -33,7 +36,12 @@ def top_of_candidates(
     """Canonical order of candidate chunks (corpus positions) with their scores, cut at depth.
     The candidates must include every chunk tied with the depth-th score."""
     order = np.lexsort((-id_pos[cand], -scores))[:depth]
-    chosen = np.asarray(cand[order], dtype=np.int64)
+    return ranked(cand[order], scores[order], ids)
+
+
+def ranked(chosen: np.ndarray, scores: np.ndarray, ids: np.ndarray) -> Ranking:
+    """The Ranking of corpus positions `chosen` already in canonical order, with their scores."""
+    chosen = np.asarray(chosen, dtype=np.int64)
     return Ranking(
-        tuple(ids[chosen].tolist()), tuple(scores[order].astype(np.float64).tolist()), chosen
+        tuple(ids[chosen].tolist()), tuple(np.asarray(scores, dtype=np.float64).tolist()), chosen
     )
