@@ -42,7 +42,7 @@ def per_query(
     queries = benchmark.queries
     grouped = [m for m in metrics if m.family.kind == "group"]
     values = {m.name: np.empty(len(queries)) for m in grouped}
-    for i, q in enumerate(queries):
+    for i, q in enumerate(queries if grouped else ()):
         ranked = run[q.query_id].ids
         for m in grouped:
             values[m.name][i] = m(q, ranked)
@@ -50,7 +50,10 @@ def per_query(
     if batch:
         rankings = [run[q.query_id] for q in queries]
         _check_codes(benchmark, rankings)
-        judged = standard.prepare([q.judgments for q in queries], benchmark.vocab)
+        judged = benchmark.derived.get("standard.judged")
+        if judged is None:  # encoded once per benchmark: every run scored on it reuses it
+            judged = standard.prepare([q.judgments for q in queries], benchmark.vocab)
+            benchmark.derived["standard.judged"] = judged
         for level in sorted({m.level for m in batch}):
             at_level = [m for m in batch if m.level == level]
             computed = standard.evaluate(
@@ -72,10 +75,11 @@ def per_query(
 def _check_codes(benchmark: Benchmark, rankings) -> None:
     """Codes must be positions in this benchmark's corpus (-1 for an id it lacks), or matches
     would be wrong: check each ranking's first and last chunk (cheap; catches a retriever with
-    another order)."""
+    another order). A lazy ranking (read from a run file) got its codes from this very
+    lookup (harness.core.runio.apply_unknown_ids), so its ids are not decoded to check them."""
     vocab = benchmark.vocab
     for r in rankings:
-        if r.codes is None or not len(r.ids):
+        if r.codes is None or getattr(r, "place", None) is not None or not len(r.ids):
             continue
         for at in (0, -1):
             if vocab.get(r.ids[at], -1) != r.codes[at]:
@@ -153,5 +157,23 @@ def aggregate(
         arr = np.asarray(labels, dtype=object)
         out[strat] = {
             lab: summarize(values, arr == lab, ci, ties) for lab in label_order(list(labels))
+        }
+    return out
+
+
+def with_ties(
+    summaries: Mapping[str, Any],
+    values: Mapping[str, np.ndarray],
+    strata: Mapping[str, Sequence[str]],
+    ties: Mapping[str, Tied],
+) -> dict[str, Any]:
+    """`aggregate`'s summaries with the tie-aware ranges added to each (as `aggregate(...,
+    ties=ties)` gives them), so intervals computed before are not computed again."""
+    out: dict[str, Any] = {"overall": {**summaries["overall"], **_tie_summary(values, None, ties)}}
+    for strat, labels in strata.items():
+        arr = np.asarray(labels, dtype=object)
+        out[strat] = {
+            lab: {**s, **_tie_summary(values, arr == lab, ties)}
+            for lab, s in summaries[strat].items()
         }
     return out

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from functools import cached_property
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -33,8 +34,14 @@ class Judged:
     grades: np.ndarray  # int64, aligned with keys
     rows: np.ndarray  # int64 query row of each key
     stride: int
-    code: dict[str, int]
     corpus_coded: bool
+    docs: list[str]  # every judged id, in the order the judgments list them
+    codes: np.ndarray  # their codes
+
+    @cached_property
+    def code(self) -> dict[str, int]:
+        """Judged id -> code (made when an id has to be matched by name)."""
+        return dict(zip(self.docs, self.codes.tolist()))
 
 
 def prepare(
@@ -44,31 +51,33 @@ def prepare(
     judgments = list(judgments)
     lengths = np.fromiter(map(len, judgments), np.int64, len(judgments))
     docs = list(chain.from_iterable(judgments))
-    grades = list(chain.from_iterable(j.values() for j in judgments))
-    distinct = list(dict.fromkeys(docs))  # in order of first appearance
+    grades = np.fromiter(chain.from_iterable(j.values() for j in judgments), np.int64, len(docs))
     if vocab is None:
-        fresh = len(distinct)
-        code = dict(zip(distinct, range(fresh)))
+        distinct = dict.fromkeys(docs)  # in order of first appearance
+        code = dict(zip(distinct, range(len(distinct))))
+        fresh = len(code)
+        codes = np.fromiter(map(code.__getitem__, docs), np.int64, len(docs))
     else:
         fresh = len(vocab)
-        given = list(map(vocab.get, distinct))
+        codes = np.fromiter(map(vocab.get, docs, repeat(-1)), np.int64, len(docs))
         # judged but not in the corpus: a code past the corpus, which no ranking can hold
-        for at in [i for i, c in enumerate(given) if c is None]:
-            given[at], fresh = fresh, fresh + 1
-        code = dict(zip(distinct, given))
+        past: dict[str, int] = {}
+        for at in np.flatnonzero(codes < 0).tolist():
+            codes[at] = past.setdefault(docs[at], fresh + len(past))
+        fresh += len(past)
     rows = np.repeat(np.arange(len(judgments), dtype=np.int64), lengths)
-    codes = np.fromiter(map(code.__getitem__, docs), np.int64, len(docs))
     stride = fresh + 1
     keys = rows * stride + codes
     order = np.argsort(keys, kind="stable")
     return Judged(
         n_queries=len(judgments),
         keys=keys[order],
-        grades=np.asarray(grades, dtype=np.int64)[order],
+        grades=grades[order],
         rows=rows[order],
         stride=stride,
-        code=code,
         corpus_coded=vocab is not None,
+        docs=docs,
+        codes=codes,
     )
 
 
@@ -77,6 +86,9 @@ def flat_codes(rankings: Sequence[Ranking | Sequence[str]], judged: Judged):
     offsets). Rankings without corpus codes, and ids the corpus lacks (code -1), are looked up
     among the judged ids (-1 if not judged; for a large run's rankings, -1 also for an id
     judged only for other queries, which the scan would not match either)."""
+    coded = [getattr(r, "codes", None) for r in rankings]
+    if judged.corpus_coded and coded and all(c is not None for c in coded):
+        return _corpus_codes(rankings, coded, judged)
     parts = []
     by_id = []  # rankings matched by id: those of one large run in one compiled pass
     for r in rankings:
@@ -105,6 +117,22 @@ def flat_codes(rankings: Sequence[Ranking | Sequence[str]], judged: Judged):
     offsets = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=offsets[1:])
     flat = np.concatenate(parts).astype(np.int64, copy=False) if parts else offsets[:0]
+    return flat, offsets
+
+
+def _corpus_codes(rankings, coded: list[np.ndarray], judged: Judged):
+    """flat_codes when every ranking carries corpus codes: one concatenation, and the ids
+    the corpus lacks (code -1, rare) looked up among the judged ids."""
+    offsets = np.zeros(len(coded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, coded), np.int64, len(coded)), out=offsets[1:])
+    flat = np.concatenate(coded).astype(np.int64, copy=False)
+    absent = np.flatnonzero(flat < 0)
+    if len(absent):  # concatenate made a fresh array: written in place
+        at = np.searchsorted(offsets, absent, side="right") - 1  # ascending, like absent
+        qs, first = np.unique(at, return_index=True)
+        for q, js in zip(qs.tolist(), np.split(absent, first[1:])):
+            ids, start = rankings[q].ids, int(offsets[q])
+            flat[js] = [judged.code.get(ids[j - start], -1) for j in js.tolist()]
     return flat, offsets
 
 

@@ -53,12 +53,18 @@ class RunFile:
     def index(self, corpus: Mapping[str, Chunk]) -> None:
         self._corpus = {cid: i for i, cid in enumerate(corpus)}  # the corpus codes
 
-    def search(self, queries: Iterable[Query], *, depth: int) -> Run:
+    def search(self, queries: Iterable[Query], *, depth: int | None) -> Run:
+        """The file's rankings of `queries`, cut at `depth` (None: the longest list, so
+        nothing is cut, as trec_eval reads a run)."""
         wanted = {q.query_id for q in queries}
         rows = read_run_rows(self.path, self.format)
         if rows is not None:
+            if depth is None:
+                depth = max(1, int(rows.lengths().max(initial=0)))
             return self._search_rows(rows, wanted, depth)
         scores = read_run(self.path, self.format)
+        if depth is None:
+            depth = max(1, max(map(len, scores.values()), default=0))
         unknown_q = [q for q in scores if q not in wanted]
         self._check_queries(scores, unknown_q, wanted)
         kept: dict[str, dict[str, float]] = {}

@@ -16,6 +16,7 @@ log = logging.getLogger("harness.api")
 
 DEFAULT_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
 DEFAULT_K = (5, 10)
+DEFAULT_DEPTH = 100  # what a retriever retrieves (retrieval.depth)
 
 
 class Evaluation:
@@ -27,7 +28,7 @@ class Evaluation:
         self.metrics = list(metric_names)
         self.scored = scored
         self.config = config
-        self._extra = extra  # coverage, diagnostics, notes
+        self._extra = extra  # coverage, similarity, notes
 
     @property
     def name(self) -> str:
@@ -44,9 +45,8 @@ class Evaluation:
         """Metric -> per-query values in benchmark query order (NaN where undefined)."""
         return self.scored.values
 
-    def _strata_rows(self) -> list[tuple[str, dict[str, Any]]]:
+    def _strata_rows(self, agg: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         """(overall, its summary), then (`<stratification>=<label>`, summary) for each stratum."""
-        agg = self.scored.aggregated
         rows = [("overall", agg["overall"])]
         for strat, by in agg.items():
             if strat != "overall":
@@ -54,12 +54,26 @@ class Evaluation:
         return rows
 
     @property
-    def summary(self):
-        """DataFrame: one row per stratum (overall, hop=1, ...), columns n, each metric's mean
-        and, with bootstrap CIs, `<metric> ci_low` / `<metric> ci_high` (fractions, not %)."""
+    def means(self):
+        """DataFrame: one row per stratum (overall, hop=1, ...), columns n and each metric's
+        mean (fractions, not %); no statistics are computed for it."""
         import pandas as pd
 
-        rows = self._strata_rows()
+        records = [
+            {"stratum": stratum, "n": s["n"]}
+            | {m: np.nan if s["mean"][m] is None else s["mean"][m] for m in self.metrics}
+            for stratum, s in self._strata_rows(self.scored.means)
+        ]
+        return pd.DataFrame.from_records(records).set_index("stratum")
+
+    @property
+    def summary(self):
+        """DataFrame: one row per stratum (overall, hop=1, ...), columns n, each metric's mean
+        and, with bootstrap CIs, `<metric> ci_low` / `<metric> ci_high` (fractions, not %).
+        The CIs are bootstrapped on first use (`means` has the same rows without them)."""
+        import pandas as pd
+
+        rows = self._strata_rows(self.scored.intervals)
         records = []
         for stratum, s in rows:
             rec: dict[str, Any] = {"stratum": stratum, "n": s["n"]}
@@ -165,7 +179,7 @@ class Evaluation:
         on ties (`queries`); fractions. See docs/metrics.md#ties."""
         import pandas as pd
 
-        rows = self._strata_rows()
+        rows = self._strata_rows(self.scored.aggregated)
         records = []
         for stratum, s in rows:
             for m in self.metrics:
@@ -233,7 +247,7 @@ class Evaluation:
         """Write the cell files the CLI writes (metrics.json, per_query.csv, run.trec, qrels.trec,
         config.yaml, timings.json) into `folder`; an existing folder is replaced only with
         `overwrite=True`."""
-        from harness.cell.execute import cell_files
+        from harness.cell.execute import cell_files, corpus_diagnostics
         from harness.cell.store import write_cell
 
         folder = Path(folder).expanduser()
@@ -248,7 +262,7 @@ class Evaluation:
             self.metrics,
             self.scored,
             coverage=self._extra["coverage"],
-            diagnostics=self._extra["diagnostics"],
+            diagnostics=corpus_diagnostics(self.benchmark, self._extra["similarity"]),
             timings={},
         )
         write_cell(folder, files)
@@ -269,7 +283,7 @@ def evaluate(
     strata: Mapping[str, Any] | str | Path | None = None,
     *,
     name: str | None = None,
-    depth: int = 100,
+    depth: int | None = None,
     relevance_level: int = 1,
     bootstrap: int = 1000,
     confidence: float = 0.95,
@@ -302,7 +316,7 @@ def evaluate(
     `generator` and `nli`: model objects of your own to use instead of the configured ones."""
     from harness.api.loading import load_benchmark
     from harness.cell.execute import (
-        corpus_diagnostics,
+        corpus_similarity,
         messages,
         run_coverage,
         score,
@@ -318,14 +332,19 @@ def evaluate(
     fields = strata_fields(list(fields) if not isinstance(fields, str) else fields)
     bench = judge(load_benchmark(benchmark), reading)
     names, ks = _metric_names(metrics, k)
-    chosen = metrics_for(names, ks, depth, relevance_level)
+    # a run (object, mapping or file) keeps its own depth, as trec_eval reads every line; a
+    # retriever retrieves DEFAULT_DEPTH. Names are checked before any retrieval.
+    asked = metrics_for(names, ks, depth or 2**62, relevance_level)
     spec = bootstrap_spec({"bootstrap": bootstrap, "confidence": confidence, "seed": seed})
     reporting = strata_spec(
         {"min_queries": min_queries, "permutations": permutations}, {"seed": seed}
     )
     run, retriever = _run_of(run_or_retriever, bench, depth, name)
+    if depth is None:  # a K past the end of a short list is fine (the list is not cut)
+        depth = max([run.depth, *(m.k for m in asked if m.k is not None)])
+    chosen = metrics_for(names, ks, depth, relevance_level)
     ids = [q.query_id for q in bench.queries]
-    run, unknown = apply_unknown_ids(run, bench.vocab, ids, unknown_ids)
+    run, unknown = apply_unknown_ids(run, bench.vocab, ids, unknown_ids, lambda: bench.vocab_table)
     doc, doc_path, custom = _strata(strata, bench)
     section, models = _utility(chosen, utility, generator, nli)
     scored = score(
@@ -356,7 +375,7 @@ def evaluate(
         config["utility"] = section
     extra = {
         "coverage": coverage,
-        "diagnostics": corpus_diagnostics(bench, retriever),
+        "similarity": corpus_similarity(retriever),  # the embeddings go with the retriever
         "notes": messages(retriever, coverage) + utility_notes(scored.utility),
     }
     for note in extra["notes"]:
@@ -400,15 +419,18 @@ class _NoRetriever:
     """Stands for a run that came without a retriever (nothing to report about it)."""
 
 
-def _run_of(obj: Any, bench: Benchmark, depth: int, name: str | None):
-    """(Run, the retriever that made it or a stand-in) for any accepted input."""
+def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
+    """(Run, the retriever that made it or a stand-in) for any accepted input; `depth` None
+    keeps a run's own depth and gives a retriever DEFAULT_DEPTH."""
     from harness.api.loading import get_retriever
     from retrievers import as_retriever, as_run
 
     if isinstance(obj, Run):
         run = obj if name is None else Run(name, {q: obj[q] for q in obj.query_ids()}, obj.depth)
-        return _cut(run, depth), _NoRetriever()
+        return (run if depth is None else _cut(run, depth)), _NoRetriever()
     if isinstance(obj, Mapping):
+        if depth is None:
+            depth = max((len(d) for d in obj.values()), default=0) or 1
         return Run.from_scores(name or "run", obj, depth), _NoRetriever()
     from harness.core.paths import group_options
 
@@ -421,6 +443,7 @@ def _run_of(obj: Any, bench: Benchmark, depth: int, name: str | None):
         retriever = RunFile(path=str(path), name=name)  # reports ids the benchmark lacks
         retriever.index(bench.corpus)
         return retriever.search(bench.queries, depth=depth), retriever
+    depth = DEFAULT_DEPTH if depth is None else depth
     if isinstance(obj, str):
         retriever = get_retriever(obj, **({"name": name} if name else {}))
     else:

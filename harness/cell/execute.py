@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from harness.strata import apply as semantic_report
 from harness.strata import file as strata_file
 from harness.strata.hop import stratify
 from metrics.deflection import deflection
-from metrics.evaluate import BootstrapSpec, aggregate, per_query
+from metrics.evaluate import BootstrapSpec, aggregate, per_query, with_ties
 from metrics.registry import Metric
 from metrics.strata_stats import StrataSpec
 from metrics.ties import tie_bounds
@@ -55,19 +56,82 @@ class CellResult:
     protocols: dict[str, Any] = field(default_factory=dict)  # deflection (docs/protocols.md)
 
 
-@dataclass(frozen=True)
 class Scored:
-    """A run scored against a benchmark: per-query values, strata labels, the aggregates by
-    stratum, the variance each stratification explains and the semantic block (or None)."""
+    """A run scored against a benchmark. The per-query values, the strata labels and the
+    means by stratum are computed at once; the statistics (bootstrap CIs, tie ranges, VRR
+    against chance, the semantic block, the deflection section) when first asked for, then
+    kept: a notebook that reads the means pays for nothing else, a cell's files ask for all."""
 
-    values: dict[str, np.ndarray]
-    strata: dict[str, list[str]]
-    aggregated: dict[str, Any]
-    variance: dict[str, Any]
-    semantic: dict[str, Any] | None
-    protocols: dict[str, Any] = field(default_factory=dict)
-    ties: Mapping[str, Any] = field(default_factory=dict)  # metric -> Tied (metrics.ties)
-    utility: Mapping[str, Any] = field(default_factory=dict)  # harness.utility's counts
+    def __init__(
+        self,
+        bench: Benchmark,
+        run: Run,
+        metrics: Sequence[Metric],
+        values: dict[str, np.ndarray],
+        strata: dict[str, list[str]],
+        *,
+        bootstrap: BootstrapSpec | None,
+        spec: StrataSpec,
+        strata_doc: Mapping[str, Any] | None,
+        strata_path: Path | None,
+        relevance: RelevanceSpec,
+        utility: Mapping[str, Any],
+    ):
+        self.bench, self.run, self.metrics = bench, run, tuple(metrics)
+        self.values = values
+        self.strata = strata
+        self.bootstrap = bootstrap
+        self.spec = spec
+        self.utility = utility  # harness.utility's counts
+        self._doc, self._path, self._relevance = strata_doc, strata_path, relevance
+
+    @cached_property
+    def means(self) -> dict[str, Any]:
+        """n, mean and excluded per metric, overall and per stratum (no statistics)."""
+        return aggregate(self.values, self.strata)
+
+    @cached_property
+    def ties(self) -> Mapping[str, Any]:
+        """Metric -> Tied (metrics.ties): each query's range over the orders of tied scores."""
+        return tie_bounds(self.bench, self.run, self.metrics, self.values)
+
+    @cached_property
+    def intervals(self) -> dict[str, Any]:
+        """The means with their bootstrap CIs (the means alone when stats.bootstrap is 0)."""
+        if self.bootstrap is None:
+            return self.means
+        return aggregate(self.values, self.strata, self.bootstrap)
+
+    @cached_property
+    def aggregated(self) -> dict[str, Any]:
+        """The means with their CIs and tie ranges: what metrics.json's `results` holds."""
+        return with_ties(self.intervals, self.values, self.strata, self.ties)
+
+    @cached_property
+    def variance(self) -> dict[str, Any]:
+        """σ, VRR and VRR against chance per metric and stratification."""
+        spec = self.spec
+        return semantic_report.variance(
+            self.values,
+            self.strata,
+            min_queries=spec.min_queries,
+            permutations=spec.permutations,
+            seed=spec.seed,
+        )
+
+    @cached_property
+    def semantic(self) -> dict[str, Any] | None:
+        """The semantic block (None without a strata file)."""
+        if self._doc is None:
+            return None
+        return semantic_report.section(self.values, self.strata, self._doc, self._path, self.spec)
+
+    @cached_property
+    def protocols(self) -> dict[str, Any]:
+        """The deflection section (docs/protocols.md), when some query is unanswerable."""
+        ks = sorted({m.k for m in self.metrics if m.k is not None})
+        block = deflection(self.bench, self.run, ks, self._relevance.distractors)
+        return {} if block is None else {"deflection": block}
 
 
 def score(
@@ -92,32 +156,25 @@ def score(
     `relevance` names the distractor labels of the deflection section; `utility`
     (harness.utility.Utility: settings and, optionally, model objects) computes the utility
     metrics (ΔSePer), unless `carried` holds their stored per-query values."""
-    spec = spec or StrataSpec()
-    relevance = relevance or RelevanceSpec()
     given, counts = _utility_values(bench, run, metrics, utility, carried or {})
     values = per_query(bench, run, metrics, given)
     strata = stratify(bench, fields)
     if strata_doc is not None:
         strata.update(semantic_report.labels(bench, strata_doc))
     strata.update(extra_strata or {})
-    ties = tie_bounds(bench, run, metrics, values)  # docs/metrics.md#ties
-    aggregated = aggregate(values, strata, bootstrap, ties)
-    variance = semantic_report.variance(
+    return Scored(
+        bench,
+        run,
+        metrics,
         values,
         strata,
-        min_queries=spec.min_queries,
-        permutations=spec.permutations,
-        seed=spec.seed,
+        bootstrap=bootstrap,
+        spec=spec or StrataSpec(),
+        strata_doc=strata_doc,
+        strata_path=strata_path,
+        relevance=relevance or RelevanceSpec(),
+        utility=counts,
     )
-    semantic = None
-    if strata_doc is not None:
-        semantic = semantic_report.section(values, strata, strata_doc, strata_path, spec)
-    protocols: dict[str, Any] = {}
-    ks = sorted({m.k for m in metrics if m.k is not None})
-    block = deflection(bench, run, ks, relevance.distractors)
-    if block is not None:
-        protocols["deflection"] = block
-    return Scored(values, strata, aggregated, variance, semantic, protocols, ties, counts)
 
 
 def _utility_values(bench, run, metrics, utility, carried) -> tuple[dict[str, Any], dict]:
@@ -267,7 +324,9 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     if run.name != name:  # the cell's name tags its run (a variant's settings included)
         run = Run(name, {q: run[q] for q in run.query_ids()}, run.depth)
     ids = [q.query_id for q in bench.queries]
-    run, unknown = apply_unknown_ids(run, bench.vocab, ids, plan.unknown_ids)
+    run, unknown = apply_unknown_ids(
+        run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table
+    )
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -285,7 +344,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
             [m.name for m in metrics],
             scored,
             coverage=coverage,
-            diagnostics=corpus_diagnostics(bench, retriever),
+            diagnostics=corpus_diagnostics(bench, corpus_similarity(retriever)),
             timings=timings,
             label=label,
         )
@@ -614,16 +673,22 @@ def _stored_timings(cell_dir: Path) -> dict[str, float]:
     return {k: v for k, v in old.items() if isinstance(v, (int, float)) and k.endswith("_s")}
 
 
-def corpus_diagnostics(bench, retriever) -> dict[str, Any]:
-    """Corpus diagnostics (docs/metrics.md#corpus-diagnostics) every cell records: gold
-    redundancy always, Similarity when the retriever embedded the corpus."""
-    from harness.strata.diagnostics import gold_redundancy, similarity
-
+def corpus_similarity(retriever) -> dict[str, Any] | None:
+    """The corpus Similarity under the retriever's embeddings (None when it has none)."""
     emb = getattr(retriever, "corpus_embeddings", None)
-    sim = None
-    if emb is not None:
-        sim = {"value": similarity(emb.matrix), "embedder": emb.embedder, "model": emb.model}
-    return {"gold_redundancy": gold_redundancy(bench), "similarity": sim}
+    if emb is None:
+        return None
+    from harness.strata.diagnostics import similarity
+
+    return {"value": similarity(emb.matrix), "embedder": emb.embedder, "model": emb.model}
+
+
+def corpus_diagnostics(bench, similarity: dict[str, Any] | None) -> dict[str, Any]:
+    """Corpus diagnostics (docs/metrics.md#corpus-diagnostics) every cell records: gold
+    redundancy always, Similarity (corpus_similarity) when the retriever embedded the corpus."""
+    from harness.strata.diagnostics import gold_redundancy
+
+    return {"gold_redundancy": gold_redundancy(bench), "similarity": similarity}
 
 
 def run_coverage(bench, run, retriever, unknown_ids=None) -> dict[str, Any]:

@@ -589,49 +589,56 @@ def order_queries(b, ds, de, hashes, score, order, offsets, q0, q1, check_duplic
     return OK, moved, -1, -1
 
 
+EMPTY_SLOT = -2  # the value column of a free slot (-1 is a value: "not in the corpus")
+
+
 @njit(cache=True, nogil=True)
-def key_table(keys, kstarts):  # pragma: no cover - compiled
-    """(open-addressing table of the distinct keys keys[kstarts[k]:kstarts[k + 1]], their
-    hashes, a bitmap of 2**24 bits set at each key hash's top 24 bits): what lookup probes.
-    The bitmap (2 MiB, cache-resident) turns most ids that are not keys away in one test."""
+def key_table(keys, kstarts, values):  # pragma: no cover - compiled
+    """(open-addressing table of the distinct keys keys[kstarts[k]:kstarts[k + 1]], a bitmap
+    of 2**24 bits set at each key hash's top 24 bits): what lookup probes. A slot holds the
+    key's hash, its byte range and its value side by side, so a probe that hits reads one
+    cache line and then the key's bytes; the bitmap (2 MiB, cache-resident) turns most ids
+    that are not keys away in one test."""
     nk = kstarts.shape[0] - 1
     size = 16
     while size < 2 * nk:
         size *= 2
     mask = size - 1
-    tab = np.full(size, -1, np.int64)
-    khash = np.empty(nk, np.uint64)
+    slots = np.empty((size, 4), np.int64)
+    slots[:, 3] = EMPTY_SLOT
     bits = np.zeros(1 << 18, np.uint64)
     for k in range(nk):
         h = _hash(keys, kstarts[k], kstarts[k + 1])
-        khash[k] = h
         top = h >> np.uint64(40)
         bits[top >> np.uint64(6)] |= np.uint64(1) << (top & np.uint64(63))
         p = np.int64(h & np.uint64(mask))
-        while tab[p] >= 0:
+        while slots[p, 3] != EMPTY_SLOT:
             p = (p + 1) & mask
-        tab[p] = k
-    return tab, khash, bits
+        slots[p, 0] = np.int64(h)
+        slots[p, 1] = kstarts[k]
+        slots[p, 2] = kstarts[k + 1]
+        slots[p, 3] = values[k]
+    return slots, bits
 
 
 @njit(cache=True, nogil=True)
-def lookup(b, starts, hashes, rows, j0, j1, keys, kstarts, values, tab, khash, bits, out):
+def lookup(b, starts, hashes, rows, j0, j1, keys, slots, bits, out):  # pragma: no cover
     """out[j] for j in j0..j1-1: the value of the key equal to row j's id (id rows[j], or
     id j when rows is empty: b[starts[i]:starts[i + 1]], hash hashes[i]), or -1."""
-    mask = tab.shape[0] - 1
+    mask = slots.shape[0] - 1
     for j in range(j0, j1):
         i = rows[j] if rows.shape[0] else j
         h = hashes[i]
         top = h >> np.uint64(40)
         found = -1
         if (bits[top >> np.uint64(6)] >> (top & np.uint64(63))) & np.uint64(1):
-            p = np.int64(h & np.uint64(mask))
-            while tab[p] >= 0:
-                k = tab[p]
-                if khash[k] == h and _same(
-                    b, starts[i], starts[i + 1], keys, kstarts[k], kstarts[k + 1]
+            hs = np.int64(h)
+            p = hs & mask
+            while slots[p, 3] != EMPTY_SLOT:
+                if slots[p, 0] == hs and _same(
+                    b, starts[i], starts[i + 1], keys, slots[p, 1], slots[p, 2]
                 ):
-                    found = values[k]
+                    found = slots[p, 3]
                     break
                 p = (p + 1) & mask
         out[j] = found

@@ -39,42 +39,101 @@ def check_unknown_ids(value: Any, key: str = "run.unknown_ids") -> str:
 
 
 def apply_unknown_ids(
-    run: Any, vocab: Mapping[str, int], query_ids: Sequence[str], mode: str
+    run: Any, vocab: Mapping[str, int], query_ids: Sequence[str], mode: str, table: Any = None
 ) -> tuple[Any, dict[str, Any]]:
     """`run` with the rankings of `query_ids` following `mode` for chunk ids `vocab` (the
     corpus) lacks: `keep` leaves them at their rank with code -1 (never relevant unless the
     judgments name that very id, as in trec_eval), `drop` removes them and closes the gaps
     (the list is not refilled past its depth). Also returns what it found: mode, entries,
-    queries holding any, up to five example ids."""
+    queries holding any, up to five example ids. `table`: a function giving `vocab` as a
+    KeyTable kept for reuse (Benchmark.vocab_table), called only for rankings of a large run.
+
+    One pass over the run's ids: rankings of a large run file are looked up together by
+    compiled code, the others in one chained lookup; only the queries that hold an unknown
+    id are touched again (a lazy ranking keeps its ids undecoded)."""
     check_unknown_ids(mode)
     rankings = {q: run[q] for q in run.query_ids()}
-    entries = queries = 0
+    present = [q for q in query_ids if q in rankings]
+    todo = [rankings[q] for q in present]
+    store = _one_store(todo)
+    if store is not None:  # a run file's rankings, none coded yet: one lookup of its rows
+        flat = store.lookup(table() if table else vocab)
+        at = np.fromiter((r.place[1] for r in todo), np.int64, len(todo))
+        lo, hi = store.offsets[at], store.offsets[at + 1]
+        codes = [flat[a:z] for a, z in zip(lo.tolist(), hi.tolist())]
+        given = [False] * len(todo)
+    else:
+        codes, given = _codes(todo, vocab, table)
+        flat = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+        hi = np.cumsum(np.fromiter(map(len, codes), np.int64, len(codes)))
+        lo = hi - np.fromiter(map(len, codes), np.int64, len(codes))
+    before = np.zeros(len(flat) + 1, np.int64)  # unknown ids before each row
+    np.cumsum(flat < 0, out=before[1:])
+    unknown = before[hi] - before[lo]
     examples: dict[str, None] = {}
-    for qid in query_ids:
-        r = rankings.get(qid)
-        if r is None:
-            continue
-        codes = r.codes
-        if codes is None or len(codes) != len(r.ids):
-            codes = np.fromiter(map(vocab.get, r.ids, repeat(-1)), np.int64, len(r.ids))
-        unknown = np.flatnonzero(codes < 0)
-        if len(unknown):
-            entries += len(unknown)
-            queries += 1
-            for i in unknown:
+    for i in np.flatnonzero(unknown).tolist():
+        r, c = todo[i], codes[i]
+        at = np.flatnonzero(c < 0)
+        if len(examples) < _EXAMPLES:
+            ids = r.ids
+            for j in at.tolist():
+                examples.setdefault(ids[j])
                 if len(examples) == _EXAMPLES:
                     break
-                examples[r.ids[i]] = None
-        if mode == "drop" and len(unknown):
-            known = np.flatnonzero(codes >= 0)
-            r = type(r)(
-                tuple(r.ids[i] for i in known), tuple(r.scores[i] for i in known), codes[known]
+        elif mode == "keep":
+            break
+        if mode == "drop":
+            known = np.flatnonzero(c >= 0)
+            ids, scores = r.ids, r.scores
+            todo[i] = type(r)(
+                tuple(ids[j] for j in known.tolist()),
+                tuple(scores[j] for j in known.tolist()),
+                c[known],
             )
-        elif codes is not r.codes:
-            r = type(r)(r.ids, r.scores, codes)
-        rankings[qid] = r
-    found = {"mode": mode, "entries": entries, "queries": queries, "examples": list(examples)}
+            codes[i] = None
+    for q, r, c, ok in zip(present, todo, codes, given):
+        rankings[q] = r if (ok or c is None) else r.with_codes(c)
+    found = {
+        "mode": mode,
+        "entries": int(unknown.sum()),
+        "queries": int(np.count_nonzero(unknown)),
+        "examples": list(examples),
+    }
     return type(run)(run.name, rankings, run.depth), found
+
+
+def _one_store(rankings: Sequence[Any]) -> Any:
+    """The RunStore every ranking reads from lazily, when none carries codes yet (else None)."""
+    first = rankings[0].place if rankings else None
+    if first is None:
+        return None
+    store = first[0]
+    ok = all(r.codes is None and r.place is not None and r.place[0] is store for r in rankings)
+    return store if ok else None
+
+
+def _codes(todo: Sequence[Any], vocab: Mapping[str, int], table) -> tuple[list, list[bool]]:
+    """Each ranking's corpus codes (-1 for an id `vocab` lacks), and whether it carried them
+    already: rankings of large runs looked up by compiled code, the rest in one chained
+    lookup over all their ids."""
+    from harness.core.runstore import id_codes, ranking_length
+
+    lengths = np.fromiter(map(ranking_length, todo), np.int64, len(todo))
+    given = [r.codes is not None and len(r.codes) == n for r, n in zip(todo, lengths.tolist())]
+    codes = [r.codes if ok else None for r, ok in zip(todo, given)]
+    lazy = [i for i, ok in enumerate(given) if not ok and todo[i].place is not None]
+    if lazy:
+        for i, c in zip(lazy, id_codes([todo[i] for i in lazy], vocab, table=table and table())):
+            codes[i] = c
+    plain = [i for i, c in enumerate(codes) if c is None]
+    if plain:  # one lookup over every id of these rankings, then cut per ranking
+        chained = (cid for i in plain for cid in todo[i].ids)
+        total = int(lengths[plain].sum())
+        flat = np.fromiter(map(vocab.get, chained, repeat(-1)), np.int64, total)
+        cuts = np.cumsum(lengths[plain]).tolist()
+        for i, a, z in zip(plain, [0, *cuts], cuts):
+            codes[i] = flat[a:z]
+    return codes, given
 
 
 def unknown_ids_note(found: Mapping[str, Any] | None) -> str | None:

@@ -32,7 +32,9 @@ import numpy as np
 FAST_ROWS = 500_000
 FAST_BYTES = 8 << 20
 LOADED_FACTOR = 16  # the thresholds are divided by this once numba is loaded
-PARALLEL_ROWS = 4_000_000  # from here the kernels run on every core, over parts of the rows
+# from here the kernels run on every core, over parts of the rows: the parse and the id lookup
+# (memory-bound) take half the time on 2 cores from 2M rows on (scripts/bench_evaluate.py)
+PARALLEL_ROWS = 250_000
 _ROOM = 1 << 20  # query id changes and long scores the parser expects before it re-runs
 
 
@@ -419,14 +421,23 @@ def _decode_all(buf: np.ndarray, starts: np.ndarray, rows=None) -> list[str]:
     return [bytes_[a:z].decode("utf-8", "surrogatepass") for a, z in spans]
 
 
-def _lookup(buf, starts, hashes, rows, lookup: Mapping[str, int]) -> np.ndarray:
+class KeyTable:
+    """A mapping of chunk ids to codes as the compiled lookup probes it (the ids' bytes, an
+    open-addressing table, their hashes and a bitmap). Built once per mapping that is looked
+    up repeatedly (a benchmark's vocab: harness.core.types.Benchmark.vocab_table)."""
+
+    def __init__(self, lookup: Mapping[str, int]):
+        keys = list(lookup)
+        values = np.fromiter(lookup.values(), np.int64, len(keys))
+        self.kbuf, kstarts = encode_ids(keys)
+        self.slots, self.bits = _kernels().key_table(self.kbuf, kstarts, values)
+
+
+def _lookup(buf, starts, hashes, rows, lookup: Mapping[str, int] | KeyTable) -> np.ndarray:
     """Row j's id (id rows[j], or id j when rows is None) looked up in `lookup` (-1 when
     absent), for every row; in parallel over parts of the rows."""
     k = _kernels()
-    keys = list(lookup)
-    values = np.fromiter(lookup.values(), np.int64, len(keys))
-    kbuf, kstarts = encode_ids(keys)
-    tab, khash, bits = k.key_table(kbuf, kstarts)
+    kt = lookup if isinstance(lookup, KeyTable) else KeyTable(lookup)
     n = len(hashes) if rows is None else len(rows)
     rows = np.zeros(0, np.int64) if rows is None else rows
     out = np.empty(n, np.int64)
@@ -435,8 +446,17 @@ def _lookup(buf, starts, hashes, rows, lookup: Mapping[str, int]) -> np.ndarray:
     _in_threads(
         [
             lambda j0=j0, j1=j1: k.lookup(
-                buf, starts, hashes, rows, j0, j1, kbuf, kstarts, values, tab, khash, bits, out
-            )
+                buf,
+                starts,
+                hashes,
+                rows,
+                j0,
+                j1,
+                kt.kbuf,
+                kt.slots,
+                kt.bits,
+                out,
+            )  # fmt: skip
             for j0, j1 in zip(cuts, cuts[1:])
         ]
     )
@@ -470,21 +490,32 @@ class RunStore:
         """Query q's scores in rank order."""
         return tuple(self.scores[self.offsets[q] : self.offsets[q + 1]].tolist())
 
-    def lookup(self, lookup: Mapping[str, int]) -> np.ndarray:
+    def lookup(self, lookup: Mapping[str, int] | KeyTable) -> np.ndarray:
         """Every row's chunk id looked up (-1 when absent), in canonical row order."""
         return _lookup(self.buf, self.starts, self.hashes, self.rows, lookup)
+
+
+def ranking_length(r: Any) -> int:
+    """How many chunks a ranking holds, without decoding a lazy ranking's ids."""
+    place = getattr(r, "place", None)
+    if place is None:
+        return len(r.ids)
+    store, q = place
+    return int(store.offsets[q + 1] - store.offsets[q])
 
 
 def id_codes(
     rankings: Sequence[Any],
     lookup: Mapping[str, int],
     own: tuple[list[str], np.ndarray, np.ndarray] | None = None,
+    table: KeyTable | None = None,
 ) -> list[np.ndarray]:
     """Each ranking's chunk ids looked up (-1 when absent), in rank order: one compiled pass
     per store for rankings read from one (harness.core.types.Ranking.lazy), id by id for the
     rest. With `own` = (ids, values, offsets): ranking i's own (id, value) pairs are
     ids/values[offsets[i]:offsets[i + 1]] (e.g. its query's judged ids), and a store's
-    rankings look their ids up there only (an id only `lookup` holds gives -1)."""
+    rankings look their ids up there only (an id only `lookup` holds gives -1). `table`:
+    `lookup` as a KeyTable made before (else a store's lookup builds one)."""
     out: list[Any] = list(rankings)
     stores: dict[int, list[int]] = {}
     for i, r in enumerate(rankings):
@@ -502,7 +533,7 @@ def id_codes(
         if own is not None:
             count = own[2][picked + 1] - own[2][picked]
         if own is None or int(count.sum()) > 64 * len(members):
-            codes = store.lookup(lookup)  # many keys a query: one table for them all
+            codes = store.lookup(table or lookup)  # many keys a query: one table for all
             for i, a, z in zip(members, lo.tolist(), hi.tolist()):
                 out[i] = codes[a:z]
             continue

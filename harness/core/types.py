@@ -112,11 +112,22 @@ class Benchmark:
     checksum: str
     source: str
     metadata: Mapping[str, object] = field(default_factory=dict)
+    # what scoring derives from this very benchmark once (the judgments encoded against the
+    # vocab), for the next run scored on it; a changed copy (dataclasses.replace) starts empty
+    derived: dict[str, object] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @cached_property
     def vocab(self) -> dict[str, int]:
         """Chunk id -> position in the corpus: the integer codes rankings may carry."""
         return {cid: i for i, cid in enumerate(self.corpus)}
+
+    @cached_property
+    def vocab_table(self):
+        """`vocab` as the compiled lookup probes it (harness.core.runstore.KeyTable), built
+        on first use: every large run scored on this benchmark reuses it."""
+        from harness.core.runstore import KeyTable
+
+        return KeyTable(self.vocab)
 
 
 _set = object.__setattr__  # Ranking is immutable: its own setters go around __setattr__
@@ -150,6 +161,15 @@ class Ranking:
         _set(r, "_scores", None)
         _set(r, "codes", codes)
         _set(r, "place", (store, position))
+        return r
+
+    def with_codes(self, codes: np.ndarray | None) -> Ranking:
+        """The same ranking carrying `codes` (a lazy one stays lazy)."""
+        if self.place is None:
+            return Ranking(self._ids, self._scores, codes)
+        r = Ranking.lazy(*self.place, codes)
+        _set(r, "_ids", self._ids)  # what was decoded already stays decoded
+        _set(r, "_scores", self._scores)
         return r
 
     @property
