@@ -10,6 +10,8 @@ Importing this package loads neither torch nor Hydra; each name below is importe
 
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
 import warnings as _warnings
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +57,21 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted([*__all__, "__version__"])
+
+
+class _Package(_types.ModuleType):
+    """The package's module type: importing a submodule whose name is also an API name
+    (`import harness.compare`, the `python -m harness.compare` starter) does not rebind that
+    name, so `harness.compare` stays the function whatever was imported before."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LAZY and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ does the work

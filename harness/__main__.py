@@ -1,6 +1,6 @@
-"""`python -m harness ...`: see harness.cli.run (this module only starts it)."""
+"""`python -m harness [VERB] ...`: see harness.cli.main (this module only starts it)."""
 
-from harness.cli.run import main
+from harness.cli.main import main
 
 if __name__ == "__main__":
     main()

@@ -59,7 +59,8 @@ class CellPlan:
         force = cfg.get("force", False)
         if not isinstance(force, bool):
             raise ConfigError(f"force must be true or false, got {force!r}")
-        config = {k: v for k, v in cfg.items() if k != "force"}  # not what a cell depends on
+        # how a run is started and shown is not what a cell depends on
+        config = {k: v for k, v in cfg.items() if k not in ("force", "report")}
         if config.get("utility") is None:  # the schema's empty default: a cell without it
             config.pop("utility", None)
         depth = config["retrieval"]["depth"]

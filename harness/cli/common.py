@@ -84,7 +84,13 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse whose usage errors take the same road as every other bad input."""
 
     def error(self, message: str) -> NoReturn:
-        raise HarnessError(f"{message} (see {self.prog} --help)")
+        from harness.core.errors import did_you_mean
+
+        hint = ""
+        if message.startswith("unrecognized arguments: "):
+            first = message.split(": ", 1)[1].split()[0].split("=")[0]
+            hint = did_you_mean(first, list(self._option_string_actions))
+        raise HarnessError(f"{message}{hint} (see {self.prog} --help)")
 
 
 @contextmanager

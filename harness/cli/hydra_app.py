@@ -5,23 +5,35 @@ resolved config as a plain dict; overrides that do not compose are checked for o
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness.cli.common import fail, frozen_heap, guarded
 
 
-def launch(command: Callable[[dict[str, Any]], Any], argv: Sequence[str]) -> None:
+def launch(
+    command: Callable[[dict[str, Any]], Any],
+    argv: Sequence[str],
+    flags: Mapping[str, str] | None = None,
+    handled: Sequence[str] = (),
+) -> None:
     """Run `command(resolved config)` under Hydra with `argv` as the overrides (sweeps and
-    launchers included); bad overrides and bad input end in one error line, exit 2."""
+    launchers included); bad overrides and bad input end in one error line, exit 2. `flags`:
+    the command's own switches and the override each stands for (`--force` is `force=true`
+    for every command; `handled`: switches the command took out of argv itself, named in the
+    did-you-mean); any other flag that is not Hydra's is one error line."""
     import hydra
 
-    from harness.cli.hydra_conf import check_overrides, register
+    from harness.cli.hydra_conf import check_flags, check_overrides, register
     from harness.core.errors import HarnessError
     from harness.core.paths import conf_dir
 
-    # --force, the spelling the other commands share, is the config key force=true here
-    argv = [("force=true" if a == "--force" else a) for a in argv]
+    own = {"--force": "force=true", **(flags or {})}
+    try:
+        check_flags(argv, [*own, *handled])
+    except HarnessError as exc:
+        fail(str(exc))
+    argv = [own.get(a, a) for a in argv]
 
     from harness.cli import sweep
 

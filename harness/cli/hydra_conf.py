@@ -28,6 +28,33 @@ _UNCHECKED_FLAGS = {
 }
 
 
+_RUN_FLAGS = {"-m", "--multirun", "--run", "-r", "--resolve"}
+HYDRA_FLAGS = frozenset({*_VALUE_FLAGS, *_UNCHECKED_FLAGS, *_RUN_FLAGS})
+
+
+def check_flags(argv: Sequence[str], own: Sequence[str] = ()) -> None:
+    """Every `-x`/`--name` argument is one of Hydra's flags or the command's own (`own`);
+    anything else is one ConfigError with a did-you-mean (settings are key=value)."""
+    known = sorted({*HYDRA_FLAGS, *own})
+    skip_next = False
+    for arg in argv:
+        if skip_next:
+            skip_next = False
+            continue
+        flag = arg.split("=", 1)[0]
+        if not arg.startswith("-") or flag in known:
+            skip_next = arg in _VALUE_FLAGS
+            continue
+        ours = ", ".join(f for f in known if f in own or f in ("--help", "-m", "--cfg"))
+        hint = did_you_mean(flag, known)
+        if not hint and not flag.startswith("--"):
+            hint = did_you_mean("-" + flag, known)  # -full for --full
+        raise ConfigError(
+            f"unknown flag '{flag}'{hint}; flags: {ours} (Hydra's: --hydra-help); "
+            "settings are key=value, e.g. retriever=bm25"
+        )
+
+
 def override_args(argv: Sequence[str]) -> list[str] | None:
     """The override arguments among Hydra's command line; None when they are not to be checked."""
     out: list[str] = []

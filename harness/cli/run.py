@@ -12,27 +12,42 @@ from harness.cli.hydra_app import launch
 log = logging.getLogger("harness")
 
 
+REPORTS = ("short", "full")
+
+
 def run(cfg: dict[str, Any]):
-    """One cell from the resolved config: compute (or reuse) it and print its tables."""
+    """One cell from the resolved config: compute (or reuse) it and print its tables: the
+    header, the main table (overall and per stratum), the ties line and where the rest is;
+    report=full adds variance explained, the semantic blocks and the deflection section."""
     from harness.cell.execute import run_cell
-    from harness.report.protocols import lines as protocol_lines
-    from harness.report.semantic import render
+    from harness.core.errors import ConfigError
     from harness.report.terminal import table
 
+    report = cfg.get("report", "short")
+    if report not in REPORTS:
+        raise ConfigError(f"report is {report!r}; valid: short (the main table) or full")
     result = run_cell(cfg, base=shipped("retriever", cfg["retriever"]))
     for note in result.notes:
         log.info(note)
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
     print(table(result.aggregated, result.metric_names, skip=("cluster",)))
-    print(render(result.aggregated, result.variance, result.semantic, result.metric_names))
-    deflection = protocol_lines(result.protocols.get("deflection"))
-    if deflection:
-        print("\n" + "\n".join(deflection))
-    if result.strata_hint:
-        print(f"\n({result.strata_hint})")
+    if report == "full":
+        print(_full(result))
     if result.cell_dir is not None:
-        print(f"results: {result.cell_dir}")
+        rest = "" if report == "full" else "; report=full prints the rest"
+        print(f"results: {result.cell_dir} (CIs, variance explained, ties in metrics.json{rest})")
     return result
+
+
+def _full(result) -> str:
+    """What report=full adds: VRR against chance, the semantic blocks, the deflection section."""
+    from harness.report.protocols import lines as protocol_lines
+    from harness.report.semantic import render
+
+    text = render(result.aggregated, result.variance, result.semantic, result.metric_names)
+    deflection = protocol_lines(result.protocols.get("deflection"))
+    text += "\n\n" + "\n".join(deflection) if deflection else ""
+    return text + (f"\n\n({result.strata_hint})" if result.strata_hint else "")
 
 
 def shipped(group: str, resolved: dict[str, Any]) -> dict[str, Any] | None:
@@ -98,5 +113,5 @@ def plain_file(group: str, choice: str, _within: tuple[str, ...] = ()) -> dict[s
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry (`harness ...` and `python -m harness ...`)."""
-    launch(run, sys.argv[1:] if argv is None else argv)
+    """`harness run KEY=VALUE ...` (also `harness KEY=VALUE ...`, `python -m harness ...`)."""
+    launch(run, sys.argv[1:] if argv is None else argv, {"--full": "report=full"})

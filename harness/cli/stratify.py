@@ -73,4 +73,4 @@ def main(argv: list[str] | None = None) -> None:
         print(HELP, end="")
         return
     rest, found = guarded(split_flags, args, ("report",))
-    launch(lambda cfg: stratify(cfg, report=found.get("report", False)), rest)
+    launch(lambda cfg: stratify(cfg, report=found.get("report", False)), rest, handled=["--report"])

@@ -137,6 +137,7 @@ class HarnessConf:
     cache: bool = True  # embedding cache for dense retrievers
     cache_dir: str | None = None  # null: $HARNESS_CACHE_DIR/embeddings or ~/.cache/...
     force: bool = False  # recompute a cell even when results/ has it with the same config
+    report: str = "short"  # what a run prints: short (main table) | full (+ VRR, clusters, ...)
 
 
 def register() -> None:
