@@ -11,7 +11,7 @@ import numpy as np
 
 from harness.core.labels import label_order
 from harness.core.types import Benchmark, Run
-from metrics import answers, standard, stats
+from metrics import answers, group, standard, stats
 from metrics.registry import Metric
 from metrics.ties import Tied
 
@@ -41,11 +41,14 @@ def per_query(
     """
     queries = benchmark.queries
     grouped = [m for m in metrics if m.family.kind == "group"]
-    values = {m.name: np.empty(len(queries)) for m in grouped}
-    for i, q in enumerate(queries if grouped else ()):
-        ranked = run[q.query_id].ids
-        for m in grouped:
-            values[m.name][i] = m(q, ranked)
+    values: dict[str, np.ndarray] = {}
+    if grouped:
+        computed = group.evaluate(
+            [q.groups for q in queries],
+            [run[q.query_id].ids for q in queries],
+            [(m.family.name, m.k) for m in grouped],
+        )
+        values.update({m.name: np.asarray(computed[(m.family.name, m.k)]) for m in grouped})
     batch = [m for m in metrics if m.family.kind == "standard"]
     if batch:
         rankings = [run[q.query_id] for q in queries]

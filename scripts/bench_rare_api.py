@@ -1,9 +1,9 @@
 """Time `harness.evaluate(bench, run)` with the RARE metrics on RedQA General-Wiki against the
 RARE authors' `evaluation.metrics.evaluate_model`, in one process, on the same BM25 top 10.
 
-The authors' code is not part of this project: point --rare-repo at a checkout of their
-repository (github.com/gkswns0531/RARE, commit 5667e3c); it is imported from there at run
-time. Both get the same ranked lists: the harness's BM25 run cut at 10, as a `harness.Run`
+The authors' code is not part of this project: point --rare-repo at a folder holding their
+repository's `evaluation/metrics.py` (github.com/gkswns0531/RARE, commit 5667e3c, with an empty
+`evaluation/__init__.py` beside it); it is imported from there at run time. Both get the same ranked lists: the harness's BM25 run cut at 10, as a `harness.Run`
 for the harness and as the authors' search results (objects with `chunk_id`) for theirs.
 
 Timed per round, alternating, medians of --rounds after a warm round, garbage collected
@@ -16,7 +16,8 @@ before each timed call:
 The four means must agree to 1e-12 (exit 1 otherwise; the published MRR is group MRR over the
 whole list, which at depth 10 is MRR@10).
 
-    git -C /path/to/mirror worktree add /tmp/rare 5667e3c
+    mkdir -p /tmp/rare/evaluation && touch /tmp/rare/evaluation/__init__.py
+    git -C /path/to/RARE show 5667e3c:evaluation/metrics.py > /tmp/rare/evaluation/metrics.py
     python scripts/bench_rare_api.py --rare-repo /tmp/rare
 """
 

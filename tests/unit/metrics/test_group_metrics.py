@@ -3,9 +3,12 @@
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.core.types import Run
 from metrics.group import coverage, mrr, ndcg, perfrecall
+from metrics.group import evaluate as group_evaluate
 
 # b is shared by G1 and G3.
 GROUPS = (frozenset({"a", "b"}), frozenset({"c"}), frozenset({"b", "d"}))
@@ -67,3 +70,22 @@ def test_ties_follow_canonical_order():
 @pytest.mark.parametrize("fn", [coverage, perfrecall, ndcg, mrr])
 def test_no_gold_is_nan(fn):
     assert math.isnan(fn((), ["a", "b"], 10))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    groups=st.lists(
+        st.frozensets(st.sampled_from("abcdefgh"), min_size=1, max_size=3), max_size=4
+    ),
+    ranked=st.lists(st.sampled_from("abcdefghij"), max_size=12),
+    ks=st.lists(st.integers(1, 14), min_size=1, max_size=3, unique=True),
+)
+def test_batched_group_metrics_equal_the_per_query_functions(groups, ranked, ks):
+    """Overlapping groups, duplicate ids in the list, K past its end: the one-pass batch
+    gives each function's value."""
+    functions = {"coverage": coverage, "perfrecall": perfrecall, "ndcg": ndcg, "mrr": mrr}
+    wanted = [(f, k) for f in functions for k in ks]
+    got = group_evaluate([tuple(groups)], [ranked], wanted)
+    for family, k in wanted:
+        want = functions[family](tuple(groups), ranked, k)
+        assert got[(family, k)][0] == pytest.approx(want, nan_ok=True), (family, k)
