@@ -2,9 +2,10 @@
 RARE authors' `evaluation.metrics.evaluate_model`, in one process, on the same BM25 top 10.
 
 The authors' code is not part of this project: point --rare-repo at a folder holding their
-repository's `evaluation/metrics.py` (github.com/gkswns0531/RARE, commit 5667e3c, with an empty
-`evaluation/__init__.py` beside it); it is imported from there at run time. Both get the same ranked lists: the harness's BM25 run cut at 10, as a `harness.Run`
-for the harness and as the authors' search results (objects with `chunk_id`) for theirs.
+repository's `evaluation/metrics.py` (github.com/gkswns0531/RARE, commit 5667e3c, with an
+empty `evaluation/__init__.py` beside it); it is imported from there at run time. Both get
+the same ranked lists: the harness's BM25 run cut at 10, as a `harness.Run` for the harness
+and as the authors' search results (objects with `chunk_id`) for theirs.
 
 Timed per round, alternating, medians of --rounds after a warm round, garbage collected
 before each timed call:
