@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,7 +13,9 @@ from harness.core.labels import label_order
 from harness.core.types import Benchmark, Run
 from metrics import answers, group, standard, stats
 from metrics.registry import Metric
-from metrics.ties import Tied
+
+if TYPE_CHECKING:  # metrics.ties is imported when tie ranges are asked for
+    from metrics.ties import Tied
 
 
 @dataclass(frozen=True)

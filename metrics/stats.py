@@ -29,6 +29,8 @@ class Paired:
     ci: tuple[float, float]  # bootstrap CI of delta
     p_randomization: float
     p_ttest: float
+    better: int = 0  # queries where b is above a
+    worse: int = 0  # queries where b is below a
 
 
 def _pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,7 +167,9 @@ def compare_many(
 ) -> list[Paired]:
     """compare(a, b) of every pair, number for number; pairs with as many defined values
     share their random draws (the same seed draws the same for the same length), which are
-    most of the cost when many metrics are compared on one set of queries."""
+    most of the cost when many metrics are compared on one set of queries. The one engine
+    of every paired comparison (compare, Experiment, the leaderboard's marks); `samples=0`
+    skips the bootstrap CI of the delta (NaN), `permutations=0` the randomization test."""
     defined = [_pairs(a, b) for a, b in pairs]
     nan = math.nan
     out = [Paired(0, nan, nan, nan, (nan, nan), nan, nan)] * len(pairs)
@@ -175,18 +179,28 @@ def compare_many(
             groups.setdefault(len(pa), []).append(i)
     for members in groups.values():
         diffs = [defined[i][1] - defined[i][0] for i in members]
-        means = _bootstrap_many(diffs, samples=samples, seed=seed)
-        ps = _randomization_ps(diffs, permutations=permutations, seed=seed)
-        for i, d, boot, p in zip(members, diffs, means, ps):
+        if samples:
+            cis = [
+                _interval(b, confidence) for b in _bootstrap_many(diffs, samples=samples, seed=seed)
+            ]
+        else:
+            cis = [(nan, nan)] * len(diffs)
+        if permutations:
+            ps = _randomization_ps(diffs, permutations=permutations, seed=seed)
+        else:
+            ps = [nan] * len(diffs)
+        for i, d, ci, p in zip(members, diffs, cis, ps):
             pa, pb = defined[i]
             out[i] = Paired(
                 n=len(pa),
                 mean_a=float(pa.mean()),
                 mean_b=float(pb.mean()),
                 delta=float(d.mean()),
-                ci=_interval(boot, confidence),
+                ci=ci,
                 p_randomization=p,
                 p_ttest=paired_ttest(pa, pb),
+                better=int((d > 0).sum()),
+                worse=int((d < 0).sum()),
             )
     return out
 
@@ -205,3 +219,17 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - i) * p[idx]))
         out[idx] = running
     return out.tolist()
+
+
+CORRECTIONS = ("holm", "bonferroni", None)
+
+
+def adjust(pvalues: Sequence[float], correction: str | None) -> list[float]:
+    """p-values corrected for the number of tests: Holm, Bonferroni (capped at 1) or none;
+    NaN p-values stay NaN and do not count as tests."""
+    if correction == "holm":
+        return holm(pvalues)
+    p = np.asarray(pvalues, dtype=np.float64)
+    if correction == "bonferroni":
+        return np.minimum(1.0, p * int((~np.isnan(p)).sum())).tolist()
+    return p.tolist()

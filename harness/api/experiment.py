@@ -10,7 +10,6 @@ import numpy as np
 
 from harness.core.errors import ConfigError
 
-CORRECTIONS = ("holm", "bonferroni", None)
 TESTS = ("randomization", "t")
 
 
@@ -27,7 +26,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     alpha: float = 0.05,
     permutations: int = 10_000,
     seed: int = 0,
-    depth: int = 100,
+    depth: int | None = None,
     bootstrap: int = 0,
     relevance: Mapping[str, Any] | None = None,
     unknown_ids: str = "keep",
@@ -39,7 +38,9 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     benchmark. Columns: `name`, each metric's mean (fractions), and with a baseline, per metric,
     `<m> +` / `<m> -` (queries better / worse than the baseline), `<m> p` (paired
     randomization test, or t-test with test="t") and `<m> p_<correction>` with `<m> sig`
-    (corrected p < alpha), the correction taken over the systems compared to the baseline.
+    (corrected p < alpha), the correction taken over the systems compared to the baseline;
+    the counts are integers and `sig` a boolean, <NA> in the baseline's row. `depth`: as in
+    harness.evaluate (a run is scored whole, a retriever retrieves 100).
     "Better" reads each metric's direction (a lower outdated@K or answer_rank is better).
     `relevance`, `unknown_ids` and the utility settings (`utility`, `generator`, `nli`: ΔSePer,
     docs/utility.md) are passed to harness.evaluate for every system."""
@@ -50,7 +51,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     from metrics import stats
     from metrics.registry import higher_is_better
 
-    if correction not in CORRECTIONS:
+    if correction not in stats.CORRECTIONS:
         raise ConfigError(f"correction must be one of holm, bonferroni, None; got {correction!r}")
     if test not in TESTS:
         raise ConfigError(f"test must be 'randomization' or 't', got {test!r}")
@@ -97,30 +98,33 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
         return df
     base = evals[baseline]
     others = [i for i in range(len(evals)) if i != baseline]
+    # one engine for every paired comparison: tests over the same queries share their draws
+    tested = stats.compare_many(
+        [(base.values[m], evals[i].values[m]) for m in measures for i in others],
+        permutations=0 if test == "t" else permutations,
+        samples=0,
+        seed=seed,
+    )
+    results = iter(tested)
     for m in measures:
-        a = base.values[m]
-        plus, minus, p = [np.nan] * len(evals), [np.nan] * len(evals), [np.nan] * len(evals)
+        plus = pd.array([pd.NA] * len(evals), dtype="Int64")
+        minus = plus.copy()
+        p = [np.nan] * len(evals)
         for i in others:
-            b = evals[i].values[m]
-            both = ~(np.isnan(a) | np.isnan(b))
-            up, down = int((b[both] > a[both]).sum()), int((b[both] < a[both]).sum())
-            plus[i], minus[i] = (up, down) if higher_is_better(m) else (down, up)
-            if test == "t":
-                p[i] = stats.paired_ttest(a, b)
-            else:
-                p[i] = stats.randomization_test(a, b, permutations=permutations, seed=seed)
+            r = next(results)
+            up, down = (r.better, r.worse) if higher_is_better(m) else (r.worse, r.better)
+            plus[i], minus[i] = up, down
+            p[i] = r.p_ttest if test == "t" else (r.p_randomization if r.n else 1.0)
         df[f"{m} +"], df[f"{m} -"], df[f"{m} p"] = plus, minus, p
+        sig_p = p
         if correction is not None:
-            raw = [p[i] for i in others]
-            adj = stats.holm(raw) if correction == "holm" else [min(1.0, x * len(raw)) for x in raw]
             corrected = [np.nan] * len(evals)
-            for i, x in zip(others, adj):
+            for i, x in zip(others, stats.adjust([p[i] for i in others], correction)):
                 corrected[i] = x
             df[f"{m} p_{correction}"] = corrected
             sig_p = corrected
-        else:
-            sig_p = p
-        df[f"{m} sig"] = [
-            None if i == baseline else bool(sig_p[i] < alpha) for i in range(len(evals))
-        ]
+        df[f"{m} sig"] = pd.array(
+            [pd.NA if i == baseline else bool(sig_p[i] < alpha) for i in range(len(evals))],
+            dtype="boolean",
+        )
     return df

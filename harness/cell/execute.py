@@ -27,11 +27,9 @@ from harness.data.relevance import RelevanceSpec, judge
 from harness.strata import apply as semantic_report
 from harness.strata import file as strata_file
 from harness.strata.hop import stratify
-from metrics.deflection import deflection
 from metrics.evaluate import BootstrapSpec, aggregate, per_query, with_ties
 from metrics.registry import Metric
 from metrics.strata_stats import StrataSpec
-from metrics.ties import tie_bounds
 from retrievers import as_run, build_retriever
 
 log = logging.getLogger("harness.cell")
@@ -93,6 +91,8 @@ class Scored:
     @cached_property
     def ties(self) -> Mapping[str, Any]:
         """Metric -> Tied (metrics.ties): each query's range over the orders of tied scores."""
+        from metrics.ties import tie_bounds  # imported when asked for (a shown cell never is)
+
         return tie_bounds(self.bench, self.run, self.metrics, self.values)
 
     @cached_property
@@ -129,6 +129,8 @@ class Scored:
     @cached_property
     def protocols(self) -> dict[str, Any]:
         """The deflection section (docs/protocols.md), when some query is unanswerable."""
+        from metrics.deflection import deflection
+
         ks = sorted({m.k for m in self.metrics if m.k is not None})
         block = deflection(self.bench, self.run, ks, self._relevance.distractors)
         return {} if block is None else {"deflection": block}
@@ -271,8 +273,15 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     retriever = build_retriever(plan.retriever, plan.runtime.as_kwargs())
     check_name("retriever.name", retriever.name)
     name, diff = cell_name(plan.retriever, base, plan.depth, retriever.name)
+    label = {
+        "display_name": _display(plan.retriever, base, diff, retriever.name),
+        "variant": diff,
+    }
     if plan.write:
         check_writable(plan.results_dir)
+        shown = _up_to_date(plan, name, label)
+        if shown is not None:
+            return shown
 
     t = time.perf_counter()
     bench = judge(load_benchmark(plan.corpus), plan.relevance)
@@ -292,14 +301,10 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     cell_dir = plan.results_dir / bench.name / name
     stored = _stored(cell_dir) if plan.write else None
     metrics = plan.metrics
-    label = {
-        "display_name": _display(plan.retriever, base, diff, retriever.name),
-        "variant": diff,
-    }
     if stored is not None:
         verdict = _against_stored(stored, plan, bench, doc, strata_path, cell_dir, label)
         if verdict == "same":
-            return _from_disk(stored, bench, cell_dir, hint, plan.metric_names)
+            return _from_disk(stored, cell_dir, hint, plan.metric_names)
         if verdict == "rescore":
             return _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint)
         if verdict:
@@ -574,12 +579,51 @@ def _stored_spec(stored) -> dict[str, Any]:
     return {k: strata.get(k) for k in StrataSpec().as_config()}
 
 
-def _from_disk(stored, bench, cell_dir: Path, hint, shown: Sequence[str]) -> CellResult:
+@dataclass(frozen=True)
+class _DataId:
+    """What deciding that a stored cell is up to date needs of a benchmark: its name and
+    data checksum (harness.data.benchmarks.data_checksum), not its contents."""
+
+    name: str
+    checksum: str
+
+
+def _up_to_date(plan: CellPlan, name: str, label) -> CellResult | None:
+    """The stored cell, shown from disk, when it is up to date and that can be decided from
+    the data file's checksum alone (a RedQA file: no parsing, no judging); None otherwise,
+    and the run goes on the ordinary road (which also decides it, from the loaded data)."""
+    from harness.data.benchmarks import data_checksum
+
+    known = None if plan.force or _strata_mode(plan) == "build" else data_checksum(plan.corpus)
+    if known is None:
+        return None
+    data = _DataId(*known)
+    check_name("corpus.name", data.name)
+    cell_dir = plan.results_dir / data.name / name
+    stored = _stored(cell_dir)
+    if stored is None or stored["benchmark"]["checksum"] != data.checksum:
+        return None
+    if "relevance" not in stored["config"]:  # how such a cell read the data needs the data
+        return None
+    doc, strata_path, hint = None, None, None
+    if plan.semantic:
+        doc, strata_path, note = strata_file.for_run(plan.config, data)
+        hint = note if doc is None else None
+    if _against_stored(stored, plan, data, doc, strata_path, cell_dir, label) != "same":
+        return None
+    return _from_disk(stored, cell_dir, hint, plan.metric_names)
+
+
+def _strata_mode(plan: CellPlan) -> str | None:
+    return (plan.config.get("strata") or {}).get("mode") if plan.semantic else None
+
+
+def _from_disk(stored, cell_dir: Path, hint, shown: Sequence[str]) -> CellResult:
     wanted = set(shown)
     return CellResult(
-        corpus=bench.name,
+        corpus=stored["corpus"],
         retriever=stored["retriever"],
-        n_queries=len(bench.queries),
+        n_queries=stored["benchmark"]["n_queries"],
         metric_names=[n for n in stored["metrics"] if n in wanted],
         aggregated=stored["results"],
         cell_dir=cell_dir,

@@ -59,6 +59,26 @@ def _default_name(path: Path) -> str:
     return path.stem if path.is_file() else path.name
 
 
+def data_checksum(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(name, checksum) of the RedQA benchmark a `corpus` config describes, from its file's
+    bytes alone: the checksum load_benchmark records, without parsing the file. None where
+    that takes loading (a BEIR folder, the Hub) or the file is not there yet (a download)."""
+    if cfg.get("format") != "redqa":
+        return None
+    if cfg.get("path"):
+        path = Path(str(cfg["path"])).expanduser()
+    elif cfg.get("packaged"):
+        path = PACKAGED_DIR / str(cfg["packaged"])
+    elif cfg.get("file"):
+        path = data_dir() / str(cfg["file"])
+    else:
+        return None
+    if not path.is_file():
+        return None
+    name = cfg.get("name") or _default_name(path)
+    return name, "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _resolve_path(cfg: Mapping[str, Any]) -> Path:
     """The local file or folder to read: an explicit path, the packaged demo, or the data dir."""
     pinned = cfg.get("git_blob_sha1")

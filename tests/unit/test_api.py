@@ -109,6 +109,18 @@ def test_experiment_rows_and_significance_columns():
     for col in ("ndcg@10", "ndcg@10 +", "ndcg@10 -", "ndcg@10 p", "ndcg@10 p_holm", "ndcg@10 sig"):
         assert col in df.columns
     assert np.isnan(df.loc[0, "ndcg@10 p"]) and 0 < df.loc[1, "ndcg@10 p"] <= 1
+    assert str(df["ndcg@10 +"].dtype) == "Int64" and str(df["ndcg@10 sig"].dtype) == "boolean"
+    assert df["ndcg@10 +"].isna().tolist() == [True, False] and df["ndcg@10 sig"].isna()[0]
+    a = harness.evaluate("demo", "bm25", ["ndcg"], 10, bootstrap=0)
+    b = harness.evaluate("demo", harness.get_retriever("bm25", k1=0.1, name="bm25-k1"),
+                         ["ndcg"], 10, bootstrap=0)  # fmt: skip
+    report = harness.compare(a, b, permutations=500, bootstrap=0)
+    overall = next(r for r in report.rows if r.stratum == "overall")
+    assert overall.result.p_randomization == df.loc[1, "ndcg@10 p"]  # one engine, one number
+    assert (overall.result.better, overall.result.worse) == (
+        df.loc[1, "ndcg@10 +"],
+        df.loc[1, "ndcg@10 -"],
+    )
     with pytest.raises(ConfigError, match="correction"):
         harness.Experiment(["bm25"], "demo", correction="fdr")
 

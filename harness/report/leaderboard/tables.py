@@ -113,10 +113,10 @@ class Significance:
         if base is None or metric not in base.values:
             return set()
         ref = self._values(base, metric, strat, label)
-        names, pvals = [], []
         from metrics.registry import higher_is_better
-        from metrics.stats import randomization_test
+        from metrics.stats import compare_many, holm
 
+        names, pairs = [], []
         for name, entry in entries.items():
             if name == best or entry.stale:
                 continue
@@ -125,18 +125,21 @@ class Significance:
                 continue
             other = self._values(cell, metric, strat, label)
             common = sorted(set(ref) & set(other))
-            if not common:
-                continue
-            a = np.array([ref[q] for q in common])
-            b = np.array([other[q] for q in common])
-            p = randomization_test(a, b, permutations=self.opts.permutations, seed=self.opts.seed)
-            names.append(name)
+            if common:
+                names.append(name)
+                pairs.append(
+                    (np.array([ref[q] for q in common]), np.array([other[q] for q in common]))
+                )
+        tested = compare_many(
+            pairs, permutations=self.opts.permutations, samples=0, seed=self.opts.seed
+        )
+        pvals = []
+        for (a, b), r in zip(pairs, tested):
             worse = np.nanmean(b) < np.nanmean(a)
             if not higher_is_better(metric):
                 worse = np.nanmean(b) > np.nanmean(a)
+            p = r.p_randomization if r.n else 1.0
             pvals.append(p if worse else 1.0)
-        from metrics.stats import holm
-
         return {n for n, p in zip(names, holm(pvals)) if p < self.opts.alpha}
 
     @staticmethod

@@ -74,9 +74,7 @@ def test_no_gold_is_nan(fn):
 
 @settings(max_examples=300, deadline=None)
 @given(
-    groups=st.lists(
-        st.frozensets(st.sampled_from("abcdefgh"), min_size=1, max_size=3), max_size=4
-    ),
+    groups=st.lists(st.frozensets(st.sampled_from("abcdefgh"), min_size=1, max_size=3), max_size=4),
     ranked=st.lists(st.sampled_from("abcdefghij"), max_size=12),
     ks=st.lists(st.integers(1, 14), min_size=1, max_size=3, unique=True),
 )

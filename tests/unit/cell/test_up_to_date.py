@@ -1,0 +1,60 @@
+"""An up-to-date cell of a RedQA file is shown from disk without parsing the benchmark; any
+change (the data's bytes, a metric) takes the ordinary road, which loads it."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from harness.cell import execute
+from harness.core.confs import register
+from harness.core.paths import conf_dir
+from tests.conftest import ROOT
+
+
+def _config(tmp_path, *overrides: str) -> dict:
+    register()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        cfg = compose(config_name="config", overrides=[f"results.dir={tmp_path}", *overrides])
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+class _Loaded(Exception):
+    pass
+
+
+def _refuse_loading(*_args, **_kwargs):
+    raise _Loaded
+
+
+@pytest.fixture
+def data(tmp_path):
+    path = tmp_path / "mine.json"
+    shutil.copy(ROOT / "harness" / "data" / "demo.json", path)
+    return path
+
+
+def test_an_up_to_date_cell_is_shown_without_loading_its_data(tmp_path, data, monkeypatch):
+    cfg = _config(tmp_path / "results", "corpus=redqa", f"corpus.path={data}")
+    first = execute.run_cell(cfg)
+    assert not first.skipped and first.n_queries == 48
+    monkeypatch.setattr(execute, "load_benchmark", _refuse_loading)
+    shown = execute.run_cell(cfg)
+    assert shown.skipped and shown.n_queries == 48 and shown.corpus == "mine"
+    assert shown.aggregated["overall"]["mean"] == first.aggregated["overall"]["mean"]
+
+
+@pytest.mark.parametrize("change", ["metrics.k=[3]", "data", "force=true"])
+def test_a_changed_cell_loads_its_data(tmp_path, data, monkeypatch, change):
+    cfg = _config(tmp_path / "results", "corpus=redqa", f"corpus.path={data}")
+    execute.run_cell(cfg)
+    if change == "data":
+        data.write_bytes(data.read_bytes() + b"\n")
+    else:
+        cfg = _config(tmp_path / "results", "corpus=redqa", f"corpus.path={data}", change)
+    monkeypatch.setattr(execute, "load_benchmark", _refuse_loading)
+    with pytest.raises(_Loaded):
+        execute.run_cell(cfg)
