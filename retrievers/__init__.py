@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 from harness.core.errors import ConfigError, unknown_name
@@ -133,8 +134,11 @@ def as_retriever(
     where: str = "the retriever",
     **dense_options: Any,
 ) -> Retriever:
-    """`obj` as a retriever: itself when it implements the protocol (index, search, name), a
-    dense retriever around it when it is an encoder; else one error naming what is missing."""
+    """Whatever names a retriever, as one: a config name (conf/retriever/NAME.yaml), the path
+    of a run file (TREC or JSON), an object implementing the protocol (index, search, name)
+    as it is, an encoder wrapped in a dense retriever; else one error naming what is missing."""
+    if isinstance(obj, (str, PurePath)):
+        return _named_or_file(obj, name, runtime)
     if is_encoder(obj) and not hasattr(obj, "search"):
         from retrievers.dense import Dense
 
@@ -150,6 +154,27 @@ def as_retriever(
             pass
     check_retriever(obj, where)
     return obj
+
+
+def _named_or_file(given: str | PurePath, name: str | None, runtime) -> Retriever:
+    """A retriever config by name, else the run file at that path; a word that is neither is
+    the unknown-name error with its did-you-mean."""
+    from pathlib import Path
+
+    from harness.core.confs import named_config
+    from harness.core.paths import group_options
+
+    text = str(given)
+    if isinstance(given, str) and text in group_options("retriever"):
+        return build_retriever(
+            named_config("retriever", text, {"name": name} if name else {}), runtime
+        )
+    path = Path(text).expanduser()
+    if isinstance(given, str) and not path.is_file() and "/" not in text and "." not in text:
+        named_config("retriever", text)  # raises: unknown retriever, with did-you-mean
+    from retrievers.run_file import RunFile
+
+    return RunFile(path=str(path), name=name)
 
 
 def as_run(result: Any, name: str, depth: int) -> Run:

@@ -420,55 +420,22 @@ class _NoRetriever:
 
 
 def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
-    """(Run, the retriever that made it or a stand-in) for any accepted input; `depth` None
-    keeps a run's own depth and gives a retriever DEFAULT_DEPTH."""
-    from harness.api.loading import get_retriever
-    from retrievers import as_retriever, as_run
-
-    if isinstance(obj, Run):
-        run = obj if name is None else Run(name, {q: obj[q] for q in obj.query_ids()}, obj.depth)
-        return (run if depth is None else _cut(run, depth)), _NoRetriever()
-    if isinstance(obj, Mapping):
-        if depth is None:
-            depth = max((len(d) for d in obj.values()), default=0) or 1
-        return Run.from_scores(name or "run", obj, depth), _NoRetriever()
-    from harness.core.paths import group_options
-
-    if isinstance(obj, Path) or (isinstance(obj, str) and obj not in group_options("retriever")):
-        from retrievers.run_file import RunFile
-
-        path = Path(str(obj)).expanduser()
-        if isinstance(obj, str) and not path.is_file() and "/" not in obj and "." not in obj:
-            get_retriever(obj)  # not a file either: the unknown-name error, with did-you-mean
-        retriever = RunFile(path=str(path), name=name)  # reports ids the benchmark lacks
-        retriever.index(bench.corpus)
-        return retriever.search(bench.queries, depth=depth), retriever
-    depth = DEFAULT_DEPTH if depth is None else depth
-    if isinstance(obj, str):
-        retriever = get_retriever(obj, **({"name": name} if name else {}))
-    else:
-        retriever = as_retriever(obj, name=name, where=f"evaluate(..., {type(obj).__name__})")
+    """(Run, the retriever that made it or a stand-in) for any accepted input: data (a Run, a
+    dict) through Run.of, everything else through retrievers.as_retriever. `depth` None keeps
+    a run's own depth (a run file's too) and gives a retriever DEFAULT_DEPTH."""
     from harness.cell.plan import check_name
+    from retrievers import as_retriever, as_run
+    from retrievers.run_file import RunFile
 
-    check_name("the retriever's name", retriever.name)
+    if isinstance(obj, (Run, Mapping)):
+        return Run.of(obj, name=name, depth=depth), _NoRetriever()
+    retriever = as_retriever(obj, name=name, where=f"evaluate(..., {type(obj).__name__})")
+    if not isinstance(retriever, RunFile):  # a run file is named by its file, as it is
+        check_name("the retriever's name", retriever.name)
+        depth = DEFAULT_DEPTH if depth is None else depth
     retriever.index(bench.corpus)
     run = as_run(retriever.search(bench.queries, depth=depth), retriever.name, depth)
-    if name and run.name != name:
-        run = Run(name, {q: run[q] for q in run.query_ids()}, run.depth)
-    return run, retriever
-
-
-def _cut(run: Run, depth: int) -> Run:
-    if run.depth <= depth:
-        return run
-    from harness.core.types import Ranking
-
-    cut = {}
-    for q in run.query_ids():
-        r = run[q]
-        codes = None if r.codes is None else r.codes[:depth]
-        cut[q] = Ranking(r.ids[:depth], r.scores[:depth], codes)
-    return Run(run.name, cut, depth)
+    return (run if not name or run.name == name else Run.of(run, name=name)), retriever
 
 
 def _strata(strata, bench: Benchmark):

@@ -327,7 +327,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     t = time.perf_counter()
     run = as_run(retriever.search(bench.queries, depth=plan.depth), name, plan.depth)
     if run.name != name:  # the cell's name tags its run (a variant's settings included)
-        run = Run(name, {q: run[q] for q in run.query_ids()}, run.depth)
+        run = Run.of(run, name=name)
     ids = [q.query_id for q in bench.queries]
     run, unknown = apply_unknown_ids(
         run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table

@@ -317,6 +317,33 @@ class Run:
             depth = int(rows.lengths().max(initial=0)) or 1
         return cls.from_store(name or path.stem, rows.store(depth), depth)
 
+    @classmethod
+    def of(cls, given: Run | Mapping, *, name: str | None = None, depth: int | None = None) -> Run:
+        """A run given as data: a Run (renamed when `name` is given, cut at `depth`) or
+        `{query_id: {chunk_id: score}}` / `{query_id: [(chunk_id, score), ...]}` (made
+        canonical). `depth` None keeps every chunk."""
+        if isinstance(given, Run):
+            run = given if name is None else Run(name, given._rankings, given.depth)
+            return run if depth is None else run.cut(depth)
+        if not isinstance(given, Mapping):
+            raise BenchmarkError(
+                f"a run must be a harness.Run or a mapping {{query_id: {{chunk_id: score}}}}, got "
+                f"{type(given).__name__}"
+            )
+        if depth is None:
+            depth = max((len(d) for d in given.values()), default=0) or 1
+        return cls.from_scores(name or "run", given, depth)
+
+    def cut(self, depth: int) -> Run:
+        """The run with every list cut at `depth` (itself when no list is longer)."""
+        if self.depth <= depth:
+            return self
+        cut = {}
+        for q, r in self._rankings.items():
+            codes = None if r.codes is None else r.codes[:depth]
+            cut[q] = Ranking(r.ids[:depth], r.scores[:depth], codes)
+        return Run(self.name, cut, depth)
+
     def to_dict(self) -> dict[str, dict[str, float]]:
         """`{query_id: {chunk_id: score}}` in canonical order."""
         return {q: dict(zip(r.ids, r.scores)) for q, r in self._rankings.items()}

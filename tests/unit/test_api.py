@@ -165,3 +165,22 @@ def test_encoder_objects_are_cached_only_under_an_explicit_id(tmp_path, monkeypa
     c = harness.evaluate("demo", keyed, ["ndcg"], 10, bootstrap=0)
     assert c.summary.loc["overall", "ndcg@10"] == b.summary.loc["overall", "ndcg@10"]
     assert any((tmp_path / "embeddings").rglob("*.npy"))
+
+
+def test_every_kind_of_system_reaches_the_same_run(tmp_path):
+    """A config name, a retriever object, its run, the run as a dict and as a file: one value."""
+    bench = harness.load_benchmark("demo")
+    by_name = harness.evaluate(bench, "bm25", ["ndcg"], 10, bootstrap=0)
+    path = by_name.run.to_trec(tmp_path / "bm25.trec")
+    systems = [
+        harness.get_retriever("bm25"),
+        by_name.run,
+        by_name.run.to_dict(),
+        path,
+        str(path),
+    ]
+    for system in systems:
+        ev = harness.evaluate(bench, system, ["ndcg"], 10, bootstrap=0)
+        assert ev.values["ndcg@10"].tolist() == by_name.values["ndcg@10"].tolist(), system
+    with pytest.raises(harness.HarnessError, match="did you mean 'bm25'"):
+        harness.evaluate(bench, "bm52", ["ndcg"], 10)
