@@ -83,6 +83,11 @@ class Scored:
         self.utility = utility  # harness.utility's counts
         self._doc, self._path, self._relevance = strata_doc, strata_path, relevance
 
+    def complete(self) -> Scored:
+        """Every statistic computed now (what a cell's files hold), e.g. inside a timer."""
+        self.aggregated, self.variance, self.semantic, self.protocols  # noqa: B018
+        return self
+
     @cached_property
     def means(self) -> dict[str, Any]:
         """n, mean and excluded per metric, overall and per stratum (no statistics)."""
@@ -335,7 +340,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    scored = _score_plan(plan, bench, run, metrics, doc, strata_path)
+    scored = _score_plan(plan, bench, run, metrics, doc, strata_path).complete()
     timings["evaluate_s"] = time.perf_counter() - t
     timings.update(utility_timings(scored.utility))
     coverage = run_coverage(bench, run, retriever, unknown)
@@ -651,7 +656,7 @@ def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint
     scores = read_run(cell_dir / "run.trec")  # as scored: run.unknown_ids was applied to it
     run = Run.from_scores(stored["retriever"], scores, plan.depth, bench.vocab)
     carried, section = _carried_utility(stored, plan, union, cell_dir)
-    scored = _score_plan(plan, bench, run, union, doc, strata_path, carried)
+    scored = _score_plan(plan, bench, run, union, doc, strata_path, carried).complete()
     names = [m.name for m in union]
     config = _with_metrics(plan.config, union)
     if section is not None:  # the settings its carried utility values were made with

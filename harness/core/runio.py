@@ -116,13 +116,21 @@ def _codes(todo: Sequence[Any], vocab: Mapping[str, int], table) -> tuple[list, 
     """Each ranking's corpus codes (-1 for an id `vocab` lacks), and whether it carried them
     already: rankings of large runs looked up by compiled code, the rest in one chained
     lookup over all their ids."""
-    from harness.core.runstore import id_codes, ranking_length
 
-    lengths = np.fromiter(map(ranking_length, todo), np.int64, len(todo))
+    def length(r) -> int:  # a lazy ranking's without decoding its ids
+        if r.place is None:
+            return len(r.ids)
+        from harness.core.runstore import ranking_length  # only runs read from a file
+
+        return ranking_length(r)
+
+    lengths = np.fromiter(map(length, todo), np.int64, len(todo))
     given = [r.codes is not None and len(r.codes) == n for r, n in zip(todo, lengths.tolist())]
     codes = [r.codes if ok else None for r, ok in zip(todo, given)]
     lazy = [i for i, ok in enumerate(given) if not ok and todo[i].place is not None]
     if lazy:
+        from harness.core.runstore import id_codes
+
         for i, c in zip(lazy, id_codes([todo[i] for i in lazy], vocab, table=table and table())):
             codes[i] = c
     plain = [i for i, c in enumerate(codes) if c is None]
