@@ -9,6 +9,7 @@ scored under several label maps and the data's checksum stays the file's."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -125,6 +126,15 @@ def judge(bench: Benchmark, spec: RelevanceSpec | None = None) -> Benchmark:
     query knows its outdated passages and validity window. A benchmark without labels, dates
     or dynamism comes back unchanged."""
     spec = spec or RelevanceSpec()
+    key = "judged:" + json.dumps(spec.as_config(), sort_keys=True)
+    if key in bench.derived:  # judged before with these settings: every run reuses it
+        return bench.derived[key]
+    judged = _judged(bench, spec)
+    bench.derived[key] = judged
+    return judged
+
+
+def _judged(bench: Benchmark, spec: RelevanceSpec) -> Benchmark:
     if not any(_needs(q, spec) for q in bench.queries):
         return bench
     counts = {"labels": 0, "outdated_zeroed": 0, "groups_emptied": 0, "queries_windowed": 0}
