@@ -595,8 +595,8 @@ class _DataId:
 
 def _up_to_date(plan: CellPlan, name: str, label) -> CellResult | None:
     """The stored cell, shown from disk, when it is up to date and that can be decided from
-    the data file's checksum alone (a RedQA file: no parsing, no judging); None otherwise,
-    and the run goes on the ordinary road (which also decides it, from the loaded data)."""
+    the data files' checksum alone (a RedQA file, a BEIR folder: no parsing, no judging);
+    None otherwise, and the run goes on the ordinary road (which decides it from the data)."""
     from harness.data.benchmarks import data_checksum
 
     known = None if plan.force or _strata_mode(plan) == "build" else data_checksum(plan.corpus)

@@ -60,9 +60,11 @@ def _default_name(path: Path) -> str:
 
 
 def data_checksum(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(name, checksum) of the RedQA benchmark a `corpus` config describes, from its file's
-    bytes alone: the checksum load_benchmark records, without parsing the file. None where
-    that takes loading (a BEIR folder, the Hub) or the file is not there yet (a download)."""
+    """(name, checksum) of the benchmark a `corpus` config describes, from its files' bytes
+    alone (a RedQA file, a BEIR folder): the checksum load_benchmark records, without parsing
+    them. None where that takes loading (the Hub) or a file is not there (a download)."""
+    if cfg.get("format") == "beir" and cfg.get("path"):
+        return _beir_checksum(cfg)
     if cfg.get("format") != "redqa":
         return None
     if cfg.get("path"):
@@ -77,6 +79,25 @@ def data_checksum(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
         return None
     name = cfg.get("name") or _default_name(path)
     return name, "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _beir_checksum(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
+    """data_checksum of a BEIR folder: its three files hashed as load_beir hashes them."""
+    folder = Path(str(cfg["path"])).expanduser()
+    labels = ("corpus.jsonl", "queries.jsonl", f"qrels/{cfg.get('split') or 'test'}.tsv")
+    if not all((folder / label).is_file() for label in labels):
+        return None
+    digest = hashlib.sha256()
+    for label in labels:  # in the order load_beir reads them
+        _hash_part(digest, label, (folder / label).read_bytes())
+    return cfg.get("name") or _default_name(folder), "sha256:" + digest.hexdigest()
+
+
+def _hash_part(digest: Any, label: str, raw: bytes) -> None:
+    """One file's share of a BEIR folder's checksum (its name, then its bytes): the one rule
+    load_beir and data_checksum both follow."""
+    digest.update(label.encode() + b"\0")
+    digest.update(raw)
 
 
 def _resolve_path(cfg: Mapping[str, Any]) -> Path:
@@ -289,8 +310,7 @@ def _jsonl(path: Path, digest: Any) -> Iterator[tuple[int, dict]]:
     if not path.is_file():
         raise BenchmarkError(f"BEIR file not found: {path}")
     raw = path.read_bytes()
-    digest.update(path.name.encode() + b"\0")
-    digest.update(raw)
+    _hash_part(digest, path.name, raw)
     lines = _text(path, raw).splitlines()
     del raw
     lines.reverse()  # popped from the end: each line is freed once parsed
@@ -343,7 +363,7 @@ def _beir_qrels(
             f"(set corpus.split)"
         )
     raw = path.read_bytes()
-    digest.update(b"qrels/" + path.name.encode() + b"\0" + raw)
+    _hash_part(digest, f"qrels/{path.name}", raw)
     judgments = QrelsCollector()
     for line_no, line in enumerate(_text(path, raw).splitlines(), start=1):
         parts = line.split("\t") if "\t" in line else line.split()

@@ -58,3 +58,31 @@ def test_a_changed_cell_loads_its_data(tmp_path, data, monkeypatch, change):
     monkeypatch.setattr(execute, "load_benchmark", _refuse_loading)
     with pytest.raises(_Loaded):
         execute.run_cell(cfg)
+
+
+def _beir(folder):
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(
+        '{"_id": "d1", "text": "paris is in france"}\n{"_id": "d2", "text": "rome is in italy"}\n'
+    )
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "where is paris"}\n')
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    return folder
+
+
+def test_a_beir_checksum_from_its_files_is_the_loaders(tmp_path):
+    from harness.data.benchmarks import data_checksum, load_benchmark
+
+    cfg = {"format": "beir", "path": str(_beir(tmp_path / "tiny")), "split": "test"}
+    assert data_checksum(cfg) == ("tiny", load_benchmark(cfg).checksum)
+
+
+def test_an_up_to_date_beir_cell_is_shown_without_loading(tmp_path, monkeypatch):
+    folder = _beir(tmp_path / "tiny")
+    cfg = _config(tmp_path / "results", "corpus=beir", f"corpus.path={folder}", "metrics.k=[1]")
+    execute.run_cell(cfg)
+    monkeypatch.setattr(execute, "load_benchmark", _refuse_loading)
+    assert execute.run_cell(cfg).skipped
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\n")
+    with pytest.raises(_Loaded):  # other judgments: the ordinary road
+        execute.run_cell(cfg)
