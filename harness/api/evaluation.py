@@ -375,7 +375,7 @@ def evaluate(
         config["utility"] = section
     extra = {
         "coverage": coverage,
-        "similarity": corpus_similarity(retriever),  # the embeddings go with the retriever
+        "similarity": corpus_similarity(retriever),  # now: the retriever is not kept
         "notes": messages(retriever, coverage) + utility_notes(scored.utility),
     }
     for note in extra["notes"]:

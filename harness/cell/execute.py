@@ -587,7 +587,7 @@ def _stored_spec(stored) -> dict[str, Any]:
 @dataclass(frozen=True)
 class _DataId:
     """What deciding that a stored cell is up to date needs of a benchmark: its name and
-    data checksum (harness.data.benchmarks.data_checksum), not its contents."""
+    data checksum (harness.data.benchmarks.files_checksum), not its contents."""
 
     name: str
     checksum: str
@@ -597,18 +597,19 @@ def _up_to_date(plan: CellPlan, name: str, label) -> CellResult | None:
     """The stored cell, shown from disk, when it is up to date and that can be decided from
     the data files' checksum alone (a RedQA file, a BEIR folder: no parsing, no judging);
     None otherwise, and the run goes on the ordinary road (which decides it from the data)."""
-    from harness.data.benchmarks import data_checksum
+    from harness.data.benchmarks import data_files, files_checksum
 
-    known = None if plan.force or _strata_mode(plan) == "build" else data_checksum(plan.corpus)
-    if known is None:
+    local = None if plan.force or _strata_mode(plan) == "build" else data_files(plan.corpus)
+    if local is None:
         return None
-    data = _DataId(*known)
-    check_name("corpus.name", data.name)
-    cell_dir = plan.results_dir / data.name / name
-    stored = _stored(cell_dir)
-    if stored is None or stored["benchmark"]["checksum"] != data.checksum:
+    corpus, files = local
+    check_name("corpus.name", corpus)
+    cell_dir = plan.results_dir / corpus / name
+    stored = _stored(cell_dir)  # before hashing: a fresh cell reads its data once
+    if stored is None or "relevance" not in stored["config"]:  # such a cell needs the data
         return None
-    if "relevance" not in stored["config"]:  # how such a cell read the data needs the data
+    data = _DataId(corpus, files_checksum(files))
+    if stored["benchmark"]["checksum"] != data.checksum:
         return None
     doc, strata_path, hint = None, None, None
     if plan.semantic:

@@ -65,8 +65,9 @@ def apply_unknown_ids(
     else:
         codes, given = _codes(todo, vocab, table)
         flat = np.concatenate(codes) if codes else np.zeros(0, np.int64)
-        hi = np.cumsum(np.fromiter(map(len, codes), np.int64, len(codes)))
-        lo = hi - np.fromiter(map(len, codes), np.int64, len(codes))
+        sizes = np.fromiter(map(len, codes), np.int64, len(codes))
+        hi = np.cumsum(sizes)
+        lo = hi - sizes
     before = np.zeros(len(flat) + 1, np.int64)  # unknown ids before each row
     np.cumsum(flat < 0, out=before[1:])
     unknown = before[hi] - before[lo]
@@ -116,15 +117,7 @@ def _codes(todo: Sequence[Any], vocab: Mapping[str, int], table) -> tuple[list, 
     """Each ranking's corpus codes (-1 for an id `vocab` lacks), and whether it carried them
     already: rankings of large runs looked up by compiled code, the rest in one chained
     lookup over all their ids."""
-
-    def length(r) -> int:  # a lazy ranking's without decoding its ids
-        if r.place is None:
-            return len(r.ids)
-        from harness.core.runstore import ranking_length  # only runs read from a file
-
-        return ranking_length(r)
-
-    lengths = np.fromiter(map(length, todo), np.int64, len(todo))
+    lengths = np.fromiter((r.size for r in todo), np.int64, len(todo))
     given = [r.codes is not None and len(r.codes) == n for r, n in zip(todo, lengths.tolist())]
     codes = [r.codes if ok else None for r, ok in zip(todo, given)]
     lazy = [i for i, ok in enumerate(given) if not ok and todo[i].place is not None]

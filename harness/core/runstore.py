@@ -495,15 +495,6 @@ class RunStore:
         return _lookup(self.buf, self.starts, self.hashes, self.rows, lookup)
 
 
-def ranking_length(r: Any) -> int:
-    """How many chunks a ranking holds, without decoding a lazy ranking's ids."""
-    place = getattr(r, "place", None)
-    if place is None:
-        return len(r.ids)
-    store, q = place
-    return int(store.offsets[q + 1] - store.offsets[q])
-
-
 def id_codes(
     rankings: Sequence[Any],
     lookup: Mapping[str, int],

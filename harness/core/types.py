@@ -173,6 +173,14 @@ class Ranking:
         return r
 
     @property
+    def size(self) -> int:
+        """How many chunks the ranking holds (a lazy one's ids are not decoded for it)."""
+        if self._ids is not None:
+            return len(self._ids)
+        store, q = self.place
+        return int(store.offsets[q + 1] - store.offsets[q])
+
+    @property
     def ids(self) -> tuple[str, ...]:
         if self._ids is None:
             _set(self, "_ids", self.place[0].ids(self.place[1]))

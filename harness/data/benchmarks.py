@@ -59,43 +59,48 @@ def _default_name(path: Path) -> str:
     return path.stem if path.is_file() else path.name
 
 
-def data_checksum(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(name, checksum) of the benchmark a `corpus` config describes, from its files' bytes
-    alone (a RedQA file, a BEIR folder): the checksum load_benchmark records, without parsing
-    them. None where that takes loading (the Hub) or a file is not there (a download)."""
+def data_files(cfg: Mapping[str, Any]) -> tuple[str, list[tuple[str | None, Path]]] | None:
+    """(name, files) of the benchmark a `corpus` config describes, as load_benchmark would
+    name and hash them, without reading them: a RedQA file (label None: its bytes alone), or
+    a BEIR folder's three files with their labels, in the order the loader reads them. None
+    where that takes loading (the Hub) or a file is not there (a download)."""
     if cfg.get("format") == "beir" and cfg.get("path"):
-        return _beir_checksum(cfg)
-    if cfg.get("format") != "redqa":
-        return None
-    if cfg.get("path"):
-        path = Path(str(cfg["path"])).expanduser()
-    elif cfg.get("packaged"):
-        path = PACKAGED_DIR / str(cfg["packaged"])
-    elif cfg.get("file"):
-        path = data_dir() / str(cfg["file"])
+        folder = Path(str(cfg["path"])).expanduser()
+        labels = ("corpus.jsonl", "queries.jsonl", f"qrels/{cfg.get('split') or 'test'}.tsv")
+        files: list[tuple[str | None, Path]] = [(label, folder / label) for label in labels]
+        name = cfg.get("name") or _default_name(folder)
+    elif cfg.get("format") == "redqa":
+        if cfg.get("path"):
+            path = Path(str(cfg["path"])).expanduser()
+        elif cfg.get("packaged"):
+            path = PACKAGED_DIR / str(cfg["packaged"])
+        elif cfg.get("file"):
+            path = data_dir() / str(cfg["file"])
+        else:
+            return None
+        files = [(None, path)]
+        name = cfg.get("name") or _default_name(path)
     else:
         return None
-    if not path.is_file():
+    if not all(path.is_file() for _, path in files):
         return None
-    name = cfg.get("name") or _default_name(path)
-    return name, "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    return name, files
 
 
-def _beir_checksum(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
-    """data_checksum of a BEIR folder: its three files hashed as load_beir hashes them."""
-    folder = Path(str(cfg["path"])).expanduser()
-    labels = ("corpus.jsonl", "queries.jsonl", f"qrels/{cfg.get('split') or 'test'}.tsv")
-    if not all((folder / label).is_file() for label in labels):
-        return None
+def files_checksum(files: list[tuple[str | None, Path]]) -> str:
+    """The checksum load_benchmark records for these files (data_files)."""
     digest = hashlib.sha256()
-    for label in labels:  # in the order load_beir reads them
-        _hash_part(digest, label, (folder / label).read_bytes())
-    return cfg.get("name") or _default_name(folder), "sha256:" + digest.hexdigest()
+    for label, path in files:
+        if label is None:  # a RedQA file: its bytes
+            digest.update(path.read_bytes())
+        else:
+            _hash_part(digest, label, path.read_bytes())
+    return "sha256:" + digest.hexdigest()
 
 
 def _hash_part(digest: Any, label: str, raw: bytes) -> None:
     """One file's share of a BEIR folder's checksum (its name, then its bytes): the one rule
-    load_beir and data_checksum both follow."""
+    load_beir and files_checksum both follow."""
     digest.update(label.encode() + b"\0")
     digest.update(raw)
 

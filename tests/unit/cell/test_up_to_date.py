@@ -71,10 +71,11 @@ def _beir(folder):
 
 
 def test_a_beir_checksum_from_its_files_is_the_loaders(tmp_path):
-    from harness.data.benchmarks import data_checksum, load_benchmark
+    from harness.data.benchmarks import data_files, files_checksum, load_benchmark
 
     cfg = {"format": "beir", "path": str(_beir(tmp_path / "tiny")), "split": "test"}
-    assert data_checksum(cfg) == ("tiny", load_benchmark(cfg).checksum)
+    name, files = data_files(cfg)
+    assert (name, files_checksum(files)) == ("tiny", load_benchmark(cfg).checksum)
 
 
 def test_an_up_to_date_beir_cell_is_shown_without_loading(tmp_path, monkeypatch):
