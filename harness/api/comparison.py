@@ -56,14 +56,14 @@ def compare(
 ) -> Comparison:
     """Compare result folders (results/<corpus>/<retriever>) or Evaluations of one benchmark,
     the first being the baseline; the same tests and verdicts as python -m harness.compare."""
-    from harness.cell.store import Cell
+    from harness.cell.result import Evaluation
     from harness.report.compare import Options, compare_cells
 
     if not candidates:
         raise HarnessError("compare needs a baseline and at least one candidate")
     cells = []
     for c in (baseline, *candidates):
-        cells.append(c.to_cell() if hasattr(c, "to_cell") else Cell.load(Path(c)))
+        cells.append(c if isinstance(c, Evaluation) else Evaluation.from_disk(Path(c)))
     opts = Options(metrics, max_drop, alpha, min_queries, permutations, bootstrap, seed)
     names, rows = compare_cells(cells, opts)
     return Comparison(cells, names, rows, opts)

@@ -1,4 +1,4 @@
-"""`harness.evaluate(...)` -> Evaluation: the numbers a cell reports, as pandas DataFrames."""
+"""`harness.evaluate(...)` -> Evaluation (harness.cell.result): the numbers a cell reports."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from harness.core.errors import ConfigError, HarnessError
+from harness.cell.result import Evaluation
+from harness.core.errors import ConfigError
 from harness.core.types import Benchmark, Run
 
 log = logging.getLogger("harness.api")
@@ -17,262 +16,6 @@ log = logging.getLogger("harness.api")
 DEFAULT_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
 DEFAULT_K = (5, 10)
 DEFAULT_DEPTH = 100  # what a retriever retrieves (retrieval.depth)
-
-
-class Evaluation:
-    """One system scored on one benchmark (what one CLI cell holds)."""
-
-    def __init__(self, benchmark: Benchmark, run: Run, metric_names, scored, config, extra):
-        self.benchmark = benchmark
-        self.run = run
-        self.metrics = list(metric_names)
-        self.scored = scored
-        self.config = config
-        self._extra = extra  # coverage, similarity, notes
-
-    @property
-    def name(self) -> str:
-        return self.run.name
-
-    @property
-    def notes(self) -> list[str]:
-        """What the command line would print as notes: queries without results, run ids the
-        benchmark does not know, the embedding cache (also logged to the `harness` logger)."""
-        return list(self._extra["notes"])
-
-    @property
-    def values(self) -> dict[str, np.ndarray]:
-        """Metric -> per-query values in benchmark query order (NaN where undefined)."""
-        return self.scored.values
-
-    def _strata_rows(self, agg: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-        """(overall, its summary), then (`<stratification>=<label>`, summary) for each stratum."""
-        rows = [("overall", agg["overall"])]
-        for strat, by in agg.items():
-            if strat != "overall":
-                rows += [(f"{strat}={label}", s) for label, s in by.items()]
-        return rows
-
-    @property
-    def means(self):
-        """DataFrame: one row per stratum (overall, hop=1, ...), columns n and each metric's
-        mean (fractions, not %); no statistics are computed for it."""
-        import pandas as pd
-
-        records = [
-            {"stratum": stratum, "n": s["n"]}
-            | {m: np.nan if s["mean"][m] is None else s["mean"][m] for m in self.metrics}
-            for stratum, s in self._strata_rows(self.scored.means)
-        ]
-        return pd.DataFrame.from_records(records).set_index("stratum")
-
-    @property
-    def summary(self):
-        """DataFrame: one row per stratum (overall, hop=1, ...), columns n, each metric's mean
-        and, with bootstrap CIs, `<metric> ci_low` / `<metric> ci_high` (fractions, not %).
-        The CIs are bootstrapped on first use (`means` has the same rows without them)."""
-        import pandas as pd
-
-        rows = self._strata_rows(self.scored.intervals)
-        records = []
-        for stratum, s in rows:
-            rec: dict[str, Any] = {"stratum": stratum, "n": s["n"]}
-            for m in self.metrics:
-                rec[m] = np.nan if s["mean"][m] is None else s["mean"][m]
-            for m in self.metrics:
-                if "ci" in s:
-                    lo, hi = s["ci"][m] or (np.nan, np.nan)
-                    rec[f"{m} ci_low"], rec[f"{m} ci_high"] = lo, hi
-            records.append(rec)
-        return pd.DataFrame.from_records(records).set_index("stratum")
-
-    @property
-    def variance(self):
-        """DataFrame indexed by (metric, stratification): σ_overall, σ_within, VRR, its chance
-        level, the chance-corrected VRR, the permutation p-value, the number of strata and the
-        queries pooled as `small` (docs/stratification.md#variance-explained-vrr)."""
-        import pandas as pd
-
-        records = [
-            {"metric": m, "stratification": strat, "sigma_overall": block["sigma_overall"], **e}
-            for m in self.metrics
-            for block in [self.scored.variance[m]]
-            for strat, e in block["by"].items()
-        ]
-        return pd.DataFrame.from_records(records).set_index(["metric", "stratification"])
-
-    @property
-    def beyond_hop(self):
-        """DataFrame indexed by (metric, signal): what Δ (dispersion) and J (alignment) explain
-        once hop is known: VRR of hop, of the hop × tertile cells, the gain, its chance level
-        (tertiles shuffled within hop), the chance-corrected gain and the p-value; None
-        without semantic strata."""
-        import pandas as pd
-
-        records = [
-            {"metric": m, "signal": signal, **e}
-            for m in self.metrics
-            for signal, e in (self.scored.variance[m].get("beyond_hop") or {}).items()
-        ]
-        if not records:
-            return None
-        return pd.DataFrame.from_records(records).set_index(["metric", "signal"])
-
-    @property
-    def population(self):
-        """DataFrame indexed by metric: the plain mean, the population-weighted estimate over
-        the semantic clusters (each weighted by its share of the corpus's chunks), its bounds,
-        the uncovered mass and the plain mean's estimated bias; None without semantic strata."""
-        import pandas as pd
-
-        if self.scored.semantic is None:
-            return None
-        est = self.scored.semantic["population"]["estimate"]
-        records = []
-        for m in self.metrics:
-            e = dict(est[m])
-            lo, hi = e.pop("bounds") or (None, None)
-            blo, bhi = e.pop("bias_bounds") or (None, None)
-            records.append(
-                {"metric": m, **e, "low": lo, "high": hi, "bias_low": blo, "bias_high": bhi}
-            )
-        return pd.DataFrame.from_records(records).set_index("metric").astype(float)
-
-    @property
-    def deflection(self):
-        """DataFrame of the retrieval-side deflection section (docs/protocols.md): per
-        answerable value (yes / partial / no), the number of queries and the top-1 score's
-        distribution, plus AUROC columns for telling answerable from unanswerable queries by
-        the top score; None when every query is answerable."""
-        import pandas as pd
-
-        block = self.scored.protocols.get("deflection")
-        if block is None:
-            return None
-        records = []
-        for value, summary in block["top1"].items():
-            rec = {"answerable": value, "queries": block["n"].get(value, 0)}
-            rec.update({f"top1_{k}": v for k, v in summary.items()})
-            records.append(rec)
-        df = pd.DataFrame.from_records(records).set_index("answerable")
-        df.attrs["auroc"] = dict(block["auroc"])
-        df.attrs["distractors"] = dict(block.get("distractors") or {})
-        return df
-
-    @property
-    def per_query(self):
-        """DataFrame indexed by query id: its strata, number of gold groups, every metric."""
-        import pandas as pd
-
-        b = self.benchmark
-        data: dict[str, Any] = dict(self.scored.strata)
-        data["n_groups"] = [len(q.groups) for q in b.queries]
-        data.update(self.scored.values)
-        index = pd.Index([q.query_id for q in b.queries], name="query_id")
-        return pd.DataFrame(data, index=index)
-
-    @property
-    def ties(self):
-        """DataFrame indexed by (stratum, metric): the mean, the lowest and highest mean over
-        every order of tied scores (`low`, `high`), the expected mean under a random order
-        (`expected`, NaN where not tractable) and the number of queries whose value depends
-        on ties (`queries`); fractions. See docs/metrics.md#ties."""
-        import pandas as pd
-
-        rows = self._strata_rows(self.scored.aggregated)
-        records = []
-        for stratum, s in rows:
-            for m in self.metrics:
-                low, high = (s.get("ties") or {}).get(m) or (np.nan, np.nan)
-                expected = (s.get("ties_expected") or {}).get(m)
-                records.append(
-                    {
-                        "stratum": stratum,
-                        "metric": m,
-                        "mean": np.nan if s["mean"][m] is None else s["mean"][m],
-                        "low": low,
-                        "high": high,
-                        "expected": np.nan if expected is None else expected,
-                        "queries": (s.get("tie_queries") or {}).get(m, 0),
-                    }
-                )
-        return pd.DataFrame.from_records(records).set_index(["stratum", "metric"])
-
-    @property
-    def per_query_ties(self):
-        """DataFrame indexed by query id: `<metric> low`, `<metric> high` and `<metric>
-        expected` per metric, each query's range over the orders of its tied scores (NaN
-        where the metric is undefined, or the expectation not tractable)."""
-        import pandas as pd
-
-        tied = self.scored.ties  # computed once, by score()
-        data: dict[str, Any] = {}
-        for m in self.metrics:
-            t = tied.get(m)
-            if t is not None:
-                data |= {f"{m} low": t.low, f"{m} high": t.high, f"{m} expected": t.expected}
-        index = pd.Index([q.query_id for q in self.benchmark.queries], name="query_id")
-        return pd.DataFrame(data, index=index)
-
-    def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
-        """The summary's means as a booktabs LaTeX table with two decimals: shares in percent
-        (* 100), metrics that are not shares (answer_rank, a mean rank) as they are."""
-        from metrics.registry import in_percent
-
-        df = self.summary[["n", *self.metrics]].copy()
-        shares = [m for m in self.metrics if in_percent(m)]
-        df[shares] = df[shares] * 100
-        cap = caption or f"{self.name} on {self.benchmark.name} ({len(self.run)} queries ranked)"
-        return df.to_latex(float_format="%.2f", na_rep="-", caption=cap, label=label, escape=True)
-
-    def to_cell(self):
-        """The evaluation as a Cell (what compare and the leaderboard read)."""
-        from harness.cell.store import Cell
-
-        b = self.benchmark
-        return Cell(
-            path=Path(f"<{self.name}>"),
-            retriever=self.name,
-            corpus=b.name,
-            checksum=b.checksum,
-            depth=self.config["retrieval"]["depth"],
-            relevance_level=self.config["metrics"]["relevance_level"],
-            query_ids=tuple(q.query_id for q in b.queries),
-            strata={k: tuple(v) for k, v in self.scored.strata.items()},
-            values=dict(self.scored.values),
-            doc={},
-        )
-
-    def save(self, folder: str | Path, *, overwrite: bool = False) -> Path:
-        """Write the cell files the CLI writes (metrics.json, per_query.csv, run.trec, qrels.trec,
-        config.yaml, timings.json) into `folder`; an existing folder is replaced only with
-        `overwrite=True`."""
-        from harness.cell.execute import cell_files, corpus_diagnostics
-        from harness.cell.store import write_cell
-
-        folder = Path(folder).expanduser()
-        if folder.exists() and any(folder.iterdir()) and not overwrite:
-            raise HarnessError(
-                f"{folder} already holds files; pick another folder or pass overwrite=True"
-            )
-        files = cell_files(
-            self.config,
-            self.benchmark,
-            self.run,
-            self.metrics,
-            self.scored,
-            coverage=self._extra["coverage"],
-            diagnostics=corpus_diagnostics(self.benchmark, self._extra["similarity"]),
-            timings={},
-        )
-        write_cell(folder, files)
-        return folder
-
-    def __repr__(self) -> str:
-        return f"<Evaluation {self.name} on {self.benchmark.name}: {len(self.metrics)} metrics>"
-
-    def _repr_html_(self) -> str:  # notebooks show the summary table
-        return self.summary._repr_html_()
 
 
 def evaluate(
@@ -373,14 +116,24 @@ def evaluate(
     }
     if section is not None:
         config["utility"] = section
-    extra = {
-        "coverage": coverage,
-        "similarity": corpus_similarity(retriever),  # now: the retriever is not kept
-        "notes": messages(retriever, coverage) + utility_notes(scored.utility),
-    }
-    for note in extra["notes"]:
+    notes = messages(retriever, coverage) + utility_notes(scored.utility)
+    for note in notes:
         log.info(note)
-    return Evaluation(bench, run, [m.name for m in chosen], scored, config, extra)
+    return Evaluation(
+        scored,
+        [m.name for m in chosen],
+        bench.name,
+        run.name,
+        bench.checksum,
+        depth,
+        tuple(ids),
+        config,
+        benchmark=bench,
+        run=run,
+        # the similarity now: the retriever is not kept
+        record={"run": coverage, "similarity": corpus_similarity(retriever)},
+        notes=notes,
+    )
 
 
 def _utility(chosen, overrides, generator, nli) -> tuple[dict | None, Any]:

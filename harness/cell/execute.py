@@ -6,8 +6,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import numpy as np
 from harness.cell import store as results
 from harness.cell.identity import cell_name, describe_difference, identity
 from harness.cell.plan import CellPlan, check_name
-from harness.core import provenance
+from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError
 from harness.core.files import check_writable, to_json
 from harness.core.runio import apply_unknown_ids, unknown_ids_note
@@ -33,25 +32,6 @@ from metrics.strata_stats import StrataSpec
 from retrievers import as_run, build_retriever
 
 log = logging.getLogger("harness.cell")
-
-
-@dataclass(frozen=True)
-class CellResult:
-    """What a cell produced: the aggregated numbers, the metric names and where files went."""
-
-    corpus: str
-    retriever: str
-    n_queries: int
-    metric_names: list[str]
-    aggregated: dict[str, Any]
-    cell_dir: Path | None
-    timings: dict[str, float]
-    notes: list[str] = field(default_factory=list)
-    variance: dict[str, Any] = field(default_factory=dict)
-    semantic: dict[str, Any] | None = None
-    strata_hint: str | None = None  # how to get semantic strata, when there are none
-    skipped: bool = False  # the cell on disk was up to date (same config and data checksum)
-    protocols: dict[str, Any] = field(default_factory=dict)  # deflection (docs/protocols.md)
 
 
 class Scored:
@@ -234,40 +214,7 @@ def _utility_parts(utility) -> tuple[Any, Any, Any]:
     return utility, None, None
 
 
-def cell_files(
-    config: Mapping[str, Any],
-    bench: Benchmark,
-    run: Run,
-    metric_names: Sequence[str],
-    scored: Scored,
-    *,
-    coverage: Mapping[str, Any],
-    diagnostics: Mapping[str, Any],
-    timings: Mapping[str, float],
-    label: Mapping[str, Any] | None = None,
-) -> dict[str, str]:
-    """The text of every file of a cell folder. `label`: the cell's display_name and the
-    variant settings that name its folder (harness.cell.identity)."""
-    label = label or {"display_name": run.name, "variant": {}}
-    return {
-        "metrics.json": to_json(
-            _metrics_doc(config, bench, run.name, list(metric_names), scored.aggregated)
-            | dict(label)
-            | {"variance": scored.variance, "semantic": scored.semantic, "run": coverage}
-            | ({"protocols": scored.protocols} if scored.protocols else {})
-            | {"diagnostics": diagnostics}
-        ),
-        "per_query.csv": results.per_query_csv(bench, scored.strata, scored.values),
-        "run.trec": results.run_trec(bench, run),
-        "qrels.trec": results.qrels_trec(bench),
-        "config.yaml": _yaml(config),
-        "timings.json": to_json(
-            {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), **timings}
-        ),
-    }
-
-
-def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> CellResult:
+def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> Evaluation:
     """Run one (retriever, corpus) cell from a resolved config dict. `base` is the shipped
     config the retriever was chosen by (conf/retriever/<choice>.yaml): settings that differ
     from it name the cell's folder (harness.cell.identity)."""
@@ -307,11 +254,11 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     stored = _stored(cell_dir) if plan.write else None
     metrics = plan.metrics
     if stored is not None:
-        verdict = _against_stored(stored, plan, bench, doc, strata_path, cell_dir, label)
+        verdict = _against_stored(stored, plan, bench, doc, strata_path, label)
         if verdict == "same":
-            return _from_disk(stored, cell_dir, hint, plan.metric_names)
+            return _shown(stored, hint, plan.metric_names)
         if verdict == "rescore":
-            return _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint)
+            return _rescore(stored, plan, bench, doc, strata_path, label, notes, hint)
         if verdict:
             notes.append(verdict)
         if _same_identity(stored, plan):  # recomputed: still every metric the cell had
@@ -345,35 +292,28 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     timings.update(utility_timings(scored.utility))
     coverage = run_coverage(bench, run, retriever, unknown)
 
+    result = Evaluation(
+        scored,
+        plan.metric_names,  # shown; the cell holds every metric scored (its union)
+        bench.name,
+        name,
+        bench.checksum,
+        plan.depth,
+        tuple(ids),
+        _with_metrics(cfg, metrics) if metrics is not plan.metrics else cfg,
+        benchmark=bench,
+        run=run,
+        record={"run": coverage, "similarity": corpus_similarity(retriever), **label},
+        notes=notes + messages(retriever, coverage) + utility_notes(scored.utility),
+        timings=timings,
+        strata_hint=hint,
+    )
     if plan.write:
         timings["total_s"] = time.perf_counter() - started
-        files = cell_files(
-            _with_metrics(cfg, metrics) if metrics is not plan.metrics else cfg,
-            bench,
-            run,
-            [m.name for m in metrics],
-            scored,
-            coverage=coverage,
-            diagnostics=corpus_diagnostics(bench, corpus_similarity(retriever)),
-            timings=timings,
-            label=label,
-        )
-        results.write_cell(cell_dir, files)
+        results.write_cell(cell_dir, result.files())
+        result.path = cell_dir
     timings["total_s"] = time.perf_counter() - started
-    return CellResult(
-        corpus=bench.name,
-        retriever=name,
-        n_queries=len(bench.queries),
-        metric_names=plan.metric_names,
-        aggregated=scored.aggregated,
-        cell_dir=cell_dir if plan.write else None,
-        timings=timings,
-        notes=notes + messages(retriever, coverage) + utility_notes(scored.utility),
-        variance=scored.variance,
-        semantic=scored.semantic,
-        strata_hint=hint,
-        protocols=scored.protocols,
-    )
+    return result
 
 
 def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path, carried=None) -> Scored:
@@ -412,15 +352,14 @@ def _short(value: Any) -> str:
 _CELL_FILES = ("metrics.json", "per_query.csv", "run.trec", "qrels.trec", "config.yaml")
 
 
-def _stored(cell_dir: Path) -> dict[str, Any] | None:
-    """The metrics.json of the cell in `cell_dir`, or None when there is none (or it cannot
-    be read: then it is recomputed, as an interrupted write would be)."""
+def _stored(cell_dir: Path) -> Evaluation | None:
+    """The cell in `cell_dir` as read back, or None when there is none (or it cannot be
+    read: then it is recomputed, as an interrupted write would be)."""
     if not all((cell_dir / f).is_file() for f in _CELL_FILES):
         return None
     try:
-        old = results.load_cell(cell_dir).doc  # per_query.csv checked too
-        old["config"]["retriever"], old["config"]["retrieval"]["depth"], old["metrics"]
-        old["benchmark"]["checksum"]
+        old = Evaluation.from_disk(cell_dir)  # per_query.csv checked too
+        old.config["retriever"], old.config["retrieval"]["depth"]
     except (HarnessError, OSError, ValueError, KeyError, TypeError) as exc:
         why = str(exc) if isinstance(exc, HarnessError) else f"missing or bad field {exc}"
         log.info(f"the stored cell is damaged ({why}); computing it again")
@@ -428,24 +367,23 @@ def _stored(cell_dir: Path) -> dict[str, Any] | None:
     return old
 
 
-def _identities(stored, plan: CellPlan) -> tuple[dict[str, Any], dict[str, Any]]:
+def _identities(stored: Evaluation, plan: CellPlan) -> tuple[dict[str, Any], dict[str, Any]]:
     """(this run's identity, the stored cell's), both as JSON values."""
-    import json
-
     mine = json.loads(to_json(identity(plan.retriever, plan.depth)))
-    return mine, identity(stored["config"]["retriever"], stored["config"]["retrieval"]["depth"])
+    config = stored.config
+    return mine, identity(config["retriever"], config["retrieval"]["depth"])
 
 
-def _same_identity(stored, plan: CellPlan) -> bool:
+def _same_identity(stored: Evaluation, plan: CellPlan) -> bool:
     mine, theirs = _identities(stored, plan)
     return mine == theirs
 
 
-def _union(stored, plan: CellPlan) -> list:
+def _union(stored: Evaluation, plan: CellPlan) -> list:
     """The stored cell's metrics and the ones asked for, in registry order (group first)."""
     from metrics.registry import ordered, parse_metric
 
-    had = [parse_metric(n) for n in stored["metrics"]]
+    had = [parse_metric(n) for n in stored.values]
     union = ordered([*had, *plan.metrics], registry_order=True)
     return plan.metrics if [m.name for m in union] == plan.metric_names else union
 
@@ -463,18 +401,12 @@ def _with_metrics(cfg: Mapping[str, Any], metrics) -> dict[str, Any]:
     return config
 
 
-def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, label) -> str:
-    """What to do with the cell already in `cell_dir`: "same" (show it), "rescore" (score
-    its stored ranked list with the metrics asked for, no retrieval), or a note saying why
-    it is recomputed. A cell of another retriever config is never replaced without force."""
-    import json
-
+def _against_stored(stored: Evaluation, plan: CellPlan, bench, doc, strata_path, label) -> str:
+    """What to do with the stored cell: "same" (show it), "rescore" (score its stored
+    ranked list with the metrics asked for, no retrieval), or a note saying why it is
+    recomputed. A cell of another retriever config is never replaced without force."""
+    cell_dir = stored.path
     mine, theirs = _identities(stored, plan)
-    if mine != theirs and _before_auto_search(mine, theirs):
-        return (
-            f"{cell_dir} was computed before the search index was chosen automatically "
-            "(search.index=auto); recomputed (embeddings come from the cache)"
-        )
     if mine != theirs:
         if not plan.force:
             raise HarnessError(
@@ -483,32 +415,31 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
                 f"retriever.name, or add force=true to replace that cell"
             )
         return f"{cell_dir} held another retriever config; replaced (force=true)"
-    if stored["benchmark"]["checksum"] != bench.checksum:
+    if stored.checksum != bench.checksum:
         return (
-            f"{cell_dir} was computed on other data (checksum "
-            f"{stored['benchmark']['checksum'][:19]}…); recomputed on the current data"
+            f"{cell_dir} was computed on other data (checksum {stored.checksum[:19]}…); "
+            "recomputed on the current data"
         )
     if plan.force:
         return ""
-    if "diagnostics" not in stored:  # cells from before corpus diagnostics: recompute
-        return ""
-    theirs = (stored["config"].get("run") or {}).get("unknown_ids")
+    if stored.earlier:
+        return f"{cell_dir} was written by an earlier version ({stored.earlier}); recomputed"
+    config = stored.config
+    theirs = config["run"]["unknown_ids"]
     if theirs != plan.unknown_ids:
         # Not a rescore: under drop, run.trec no longer holds the ids keep would score.
-        was = f"with run.unknown_ids={theirs}" if theirs else "before run.unknown_ids existed"
-        return f"{cell_dir} was computed {was}; recomputed with run.unknown_ids={plan.unknown_ids}"
-    semantic = stored.get("semantic")
+        return (
+            f"{cell_dir} was computed with run.unknown_ids={theirs}; recomputed with "
+            f"run.unknown_ids={plan.unknown_ids}"
+        )
+    semantic = stored.scored.semantic
     same = (
-        set(plan.metric_names) <= set(stored["metrics"])
-        and stored["config"].get("stats") == json.loads(to_json(plan.config.get("stats")))
-        and stored.get("display_name") == label["display_name"]
-        and _stored_spec(stored) == plan.strata.as_config()
-        and _stored_reading(stored) == _reading(plan)
-        # a cell from before labels, dates and answerability were read: rescore it when the
-        # data has any (the same file then scores differently)
-        and ("relevance" in stored["config"] or not _protocol_data(bench))
-        and "ties" in stored["results"]["overall"]  # cells from before tie ranges: rescore
-        and _utility_same(stored, plan)
+        set(plan.metric_names) <= set(stored.values)
+        and config.get("stats") == json.loads(to_json(plan.config.get("stats")))
+        and stored.record.get("display_name") == label["display_name"]
+        and _stored_spec(config) == plan.strata.as_config()
+        and _stored_reading(config) == _reading(plan)
+        and _utility_same(config, plan)
     )
     if doc is None:
         same = same and semantic is None
@@ -517,17 +448,6 @@ def _against_stored(stored, plan: CellPlan, bench, doc, strata_path, cell_dir, l
         same = same and semantic["strata_file"] == semantic_report.strata_name(strata_path)
         same = same and semantic["params"] == json.loads(to_json(doc["params"]))
     return "same" if same else "rescore"
-
-
-def _before_auto_search(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> bool:
-    """Whether the stored cell is a dense cell from before `search.index: auto` (its search
-    block lacks memory_gb) that differs from this run in its search block alone: it was
-    searched with the index its config names, so it is recomputed, not refused."""
-    a, b = dict(mine["retriever"]), dict(theirs["retriever"])
-    sa, sb = a.pop("search", None), b.pop("search", None)
-    if a != b or mine["depth"] != theirs["depth"]:
-        return False
-    return isinstance(sa, Mapping) and isinstance(sb, Mapping) and "memory_gb" not in sb
 
 
 def _utility_names(metrics) -> list[str]:
@@ -543,44 +463,29 @@ def _utility_identity(section: Any) -> Any:
     return json.loads(to_json(UtilitySpec.from_config(section).identity()))
 
 
-def _utility_same(stored, plan: CellPlan) -> bool:
+def _utility_same(config: Mapping[str, Any], plan: CellPlan) -> bool:
     """A run that asks for utility metrics reuses stored values only when they were made
     with the same generator, NLI model and estimation settings."""
     if not _utility_names(plan.metrics):
         return True
-    theirs = stored["config"].get("utility")
-    return _utility_identity(theirs) == json.loads(to_json(plan.utility.identity()))
+    return _utility_identity(config.get("utility")) == json.loads(to_json(plan.utility.identity()))
 
 
 def _reading(plan: CellPlan) -> dict[str, Any]:
     """How a cell reads the benchmark's labels, dates and fields (relevance.*, strata.fields)."""
-    import json
-
     return json.loads(to_json({"relevance": plan.relevance.as_config(), "fields": plan.fields}))
 
 
-def _protocol_data(bench: Benchmark) -> bool:
-    """Whether the benchmark uses any key of docs/protocols.md (absent groups, answerability,
-    answers, labels, dates or query fields)."""
-    return any(
-        q.absent or q.answerable != "yes" or q.answers or q.labels or q.date or q.fields
-        for q in bench.queries
-    ) or any(c.date is not None for c in bench.corpus.values())
-
-
-def _stored_reading(stored) -> dict[str, Any]:
-    """The same for a stored cell; a cell from before these settings read the data with
-    their defaults (the data then had no labels, dates or fields)."""
-    config = stored["config"]
-    relevance = config.get("relevance")
+def _stored_reading(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The same for a stored cell's config."""
     fields = (config.get("strata") or {}).get("fields") or []
-    return {"relevance": RelevanceSpec.from_config(relevance).as_config(), "fields": fields}
+    relevance = RelevanceSpec.from_config(config["relevance"]).as_config()
+    return {"relevance": relevance, "fields": fields}
 
 
-def _stored_spec(stored) -> dict[str, Any]:
-    """The strata reporting settings a stored cell was made with (None where it predates
-    them: such a cell is rescored)."""
-    strata = stored["config"].get("strata") or {}
+def _stored_spec(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The strata reporting settings a stored cell was made with."""
+    strata = config.get("strata") or {}
     return {k: strata.get(k) for k in StrataSpec().as_config()}
 
 
@@ -593,7 +498,7 @@ class _DataId:
     checksum: str
 
 
-def _up_to_date(plan: CellPlan, name: str, label) -> CellResult | None:
+def _up_to_date(plan: CellPlan, name: str, label) -> Evaluation | None:
     """The stored cell, shown from disk, when it is up to date and that can be decided from
     the data files' checksum alone (a RedQA file, a BEIR folder: no parsing, no judging);
     None otherwise, and the run goes on the ordinary road (which decides it from the data)."""
@@ -604,123 +509,93 @@ def _up_to_date(plan: CellPlan, name: str, label) -> CellResult | None:
         return None
     corpus, files = local
     check_name("corpus.name", corpus)
-    cell_dir = plan.results_dir / corpus / name
-    stored = _stored(cell_dir)  # before hashing: a fresh cell reads its data once
-    if stored is None or "relevance" not in stored["config"]:  # such a cell needs the data
+    stored = _stored(plan.results_dir / corpus / name)  # before hashing: read data once
+    if stored is None or stored.earlier:
         return None
     data = _DataId(corpus, files_checksum(files))
-    if stored["benchmark"]["checksum"] != data.checksum:
+    if stored.checksum != data.checksum:
         return None
     doc, strata_path, hint = None, None, None
     if plan.semantic:
         doc, strata_path, note = strata_file.for_run(plan.config, data)
         hint = note if doc is None else None
-    if _against_stored(stored, plan, data, doc, strata_path, cell_dir, label) != "same":
+    if _against_stored(stored, plan, data, doc, strata_path, label) != "same":
         return None
-    return _from_disk(stored, cell_dir, hint, plan.metric_names)
+    return _shown(stored, hint, plan.metric_names)
 
 
 def _strata_mode(plan: CellPlan) -> str | None:
     return (plan.config.get("strata") or {}).get("mode") if plan.semantic else None
 
 
-def _from_disk(stored, cell_dir: Path, hint, shown: Sequence[str]) -> CellResult:
+def _shown(stored: Evaluation, hint, shown: Sequence[str]) -> Evaluation:
+    """The up-to-date stored cell, showing the metrics asked for."""
     wanted = set(shown)
-    return CellResult(
-        corpus=stored["corpus"],
-        retriever=stored["retriever"],
-        n_queries=stored["benchmark"]["n_queries"],
-        metric_names=[n for n in stored["metrics"] if n in wanted],
-        aggregated=stored["results"],
-        cell_dir=cell_dir,
-        timings={},
-        notes=[
-            f"{cell_dir} is up to date (same retriever config, data checksum, metrics and "
-            "strata); shown from disk, force=true recomputes it"
-        ],
-        variance=stored.get("variance") or {},
-        semantic=stored.get("semantic"),
-        strata_hint=hint,
-        skipped=True,
-        protocols=stored.get("protocols") or {},
-    )
+    stored.metrics = [n for n in stored.metrics if n in wanted]
+    stored.notes = [
+        f"{stored.path} is up to date (same retriever config, data checksum, metrics and "
+        "strata); shown from disk, force=true recomputes it"
+    ]
+    stored.timings, stored.strata_hint, stored.skipped = {}, hint, True
+    return stored
 
 
-def _rescore(stored, plan, bench, doc, strata_path, cell_dir, label, notes, hint) -> CellResult:
+def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hint) -> Evaluation:
     """Score the cell's stored ranked list with its metrics and the ones asked for (the
     union: metric sets never displace each other) and rewrite the cell; no retrieval."""
     from harness.core.runio import read_run
 
     started = time.perf_counter()
+    cell_dir = stored.path
     union = _union(stored, plan)
-    added = [m.name for m in union if m.name not in stored["metrics"]]
+    added = [m.name for m in union if m.name not in stored.values]
     scores = read_run(cell_dir / "run.trec")  # as scored: run.unknown_ids was applied to it
-    run = Run.from_scores(stored["retriever"], scores, plan.depth, bench.vocab)
-    carried, section = _carried_utility(stored, plan, union, cell_dir)
+    run = Run.from_scores(stored.retriever, scores, plan.depth, bench.vocab)
+    carried, section = _carried_utility(stored, plan, union)
     scored = _score_plan(plan, bench, run, union, doc, strata_path, carried).complete()
-    names = [m.name for m in union]
     config = _with_metrics(plan.config, union)
     if section is not None:  # the settings its carried utility values were made with
         config["utility"] = section
-    timings = _stored_timings(cell_dir)
+    timings = {k: v for k, v in stored.timings.items() if k.endswith("_s")}
     timings.update(utility_timings(scored.utility))
     timings["rescore_s"] = time.perf_counter() - started
-    files = cell_files(
-        config,
-        bench,
-        run,
-        names,
-        scored,
-        coverage=stored.get("run") or {},
-        diagnostics=stored.get("diagnostics") or {},
-        timings=timings,
-        label=label,
-    )
-    results.write_cell(cell_dir, files)
     what = f"added {', '.join(added)}" if added else "updated its statistics and strata"
-    if _utility_names(plan.metrics) and not _utility_same(stored, plan):
+    if _utility_names(plan.metrics) and not _utility_same(stored.config, plan):
         what += "; its utility metrics scored with the new utility settings"
-    notes = [
-        *notes,
-        f"{cell_dir}: scored its stored ranked list (no retrieval); {what}",
-        *utility_notes(scored.utility),
-    ]
-    return CellResult(
-        corpus=bench.name,
-        retriever=stored["retriever"],
-        n_queries=len(bench.queries),
-        metric_names=plan.metric_names,  # what was asked for; the cell holds the union
-        aggregated=scored.aggregated,
-        cell_dir=cell_dir,
-        timings={"total_s": timings["rescore_s"]},
-        notes=notes,
-        variance=scored.variance,
-        semantic=scored.semantic,
+    result = Evaluation(
+        scored,
+        plan.metric_names,  # what was asked for; the cell holds the union
+        bench.name,
+        stored.retriever,
+        bench.checksum,
+        plan.depth,
+        tuple(q.query_id for q in bench.queries),
+        config,
+        path=cell_dir,
+        benchmark=bench,
+        run=run,
+        record={k: stored.record.get(k) for k in ("run", "diagnostics")} | dict(label),
+        notes=[
+            *notes,
+            f"{cell_dir}: scored its stored ranked list (no retrieval); {what}",
+            *utility_notes(scored.utility),
+        ],
+        timings=timings,
         strata_hint=hint,
-        protocols=scored.protocols,
     )
+    results.write_cell(cell_dir, result.files())
+    result.timings = {"total_s": timings["rescore_s"]}
+    return result
 
 
-def _carried_utility(stored, plan: CellPlan, union, cell_dir: Path) -> tuple[dict, Any]:
+def _carried_utility(stored: Evaluation, plan: CellPlan, union) -> tuple[dict, Any]:
     """Stored utility values a rescore keeps as they are, and the settings they were made
     with: when this run asks for no utility metric, the cell's own values (costly model
     outputs) stay, with its `utility` section. A run that asks for one computes them all."""
     names = _utility_names(union)
     if not names or _utility_names(plan.metrics):
         return {}, None
-    cell = results.load_cell(cell_dir)
-    return {n: cell.values[n] for n in names}, stored["config"].get("utility")
-
-
-def _stored_timings(cell_dir: Path) -> dict[str, float]:
-    """The retrieval timings of the stored cell (they still describe its ranked list)."""
-    import json
-
-    try:
-        old = json.loads((cell_dir / "timings.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return {k: v for k, v in old.items() if isinstance(v, (int, float)) and k.endswith("_s")}
+    return {n: stored.values[n] for n in names}, stored.config.get("utility")
 
 
 def corpus_similarity(retriever) -> dict[str, Any] | None:
@@ -731,14 +606,6 @@ def corpus_similarity(retriever) -> dict[str, Any] | None:
     from harness.strata.diagnostics import similarity
 
     return {"value": similarity(emb.matrix), "embedder": emb.embedder, "model": emb.model}
-
-
-def corpus_diagnostics(bench, similarity: dict[str, Any] | None) -> dict[str, Any]:
-    """Corpus diagnostics (docs/metrics.md#corpus-diagnostics) every cell records: gold
-    redundancy always, Similarity (corpus_similarity) when the retriever embedded the corpus."""
-    from harness.strata.diagnostics import gold_redundancy
-
-    return {"gold_redundancy": gold_redundancy(bench), "similarity": similarity}
 
 
 def run_coverage(bench, run, retriever, unknown_ids=None) -> dict[str, Any]:
@@ -768,42 +635,3 @@ def messages(retriever, coverage: Mapping[str, Any]) -> list[str]:
         out.append(unknown)
     extra = getattr(retriever, "messages", None)
     return out + (extra() if extra else [])
-
-
-def _metrics_doc(cfg, bench, retriever_name, metric_names, aggregated) -> dict[str, Any]:
-    """Everything about the cell except timings, so reruns give byte-identical files."""
-    return {
-        "schema": results.SCHEMA,
-        "corpus": bench.name,
-        "retriever": retriever_name,
-        "benchmark": {
-            "checksum": bench.checksum,
-            "source": bench.source,
-            "n_queries": len(bench.queries),
-            "n_chunks": len(bench.corpus),
-            "metadata": bench.metadata,
-        },
-        "depth": cfg["retrieval"]["depth"],
-        "metrics": metric_names,
-        "results": aggregated,
-        "config": _portable(cfg),
-        "provenance": {"versions": provenance.versions(), "git": provenance.git_state()},
-        "timings_file": "timings.json",
-    }
-
-
-def _portable(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """The config as metrics.json records it: without the folders the run read and wrote
-    (results.dir, strata.dir, cache_dir), which say where, not what; config.yaml keeps them."""
-    out = dict(cfg)
-    for section in ("results", "strata"):
-        if isinstance(out.get(section), Mapping):
-            out[section] = {k: v for k, v in out[section].items() if k != "dir"}
-    out.pop("cache_dir", None)
-    return out
-
-
-def _yaml(cfg: Mapping[str, Any]) -> str:
-    from omegaconf import OmegaConf
-
-    return OmegaConf.to_yaml(OmegaConf.create(dict(cfg)))

@@ -1,5 +1,6 @@
 """A cell on disk: its files written atomically, and read back (the one reader of cells:
-the up-to-date check, compare and the leaderboard all go through `read_metrics` / `Cell`)."""
+harness.cell.result.Evaluation.from_disk goes through `read_metrics`, which migrates a cell
+written by an earlier version, and `read_per_query`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ from harness.core.files import hold_lock, make_dirs, new_dirs, remove_empty
 from harness.core.runio import trec_lines
 from harness.core.types import Benchmark, Run
 
-SCHEMA = "retrieval-harness/metrics/1"  # bump when the layout of metrics.json changes
+SCHEMA = "retrieval-harness/metrics/2"  # bump when the layout of metrics.json changes
+EARLIER = ("retrieval-harness/metrics/1",)  # what migrate reads
 log = logging.getLogger("harness.cell")
 
 
@@ -192,35 +193,10 @@ def _renameat2():
     return fn
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One (retriever, corpus) result: its metadata and per-query values in file order."""
-
-    path: Path
-    retriever: str
-    corpus: str
-    checksum: str
-    depth: int
-    relevance_level: int
-    query_ids: tuple[str, ...]
-    strata: dict[str, tuple[str, ...]]  # stratification -> label per query
-    values: dict[str, np.ndarray]  # metric -> value per query (NaN when undefined)
-    doc: dict[str, Any]
-
-    @classmethod
-    def load(cls, path: Path) -> Cell:
-        """The cell written under `path` (see load_cell)."""
-        return load_cell(path)
-
-    @staticmethod
-    def write(path: Path, files: Mapping[str, str]) -> None:
-        """Replace the cell folder `path` with exactly `files` (see write_cell)."""
-        write_cell(path, files)
-
-
-def read_metrics(path: Path) -> dict[str, Any]:
-    """A cell folder's metrics.json, schema-checked; any problem is one HarnessError naming
-    the file. The up-to-date check, compare and the leaderboard all read cells through here."""
+def read_metrics(path: Path, *, with_earlier: bool = False):
+    """A cell folder's metrics.json, migrated to the current schema and checked; any problem
+    is one HarnessError naming the file. With `with_earlier`, (doc, what a cell written by
+    an earlier version lacks, or None)."""
     path = Path(path)
     metrics_file = path / "metrics.json"
     if not path.is_dir():
@@ -233,8 +209,8 @@ def read_metrics(path: Path) -> dict[str, Any]:
         doc = json.loads(metrics_file.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise HarnessError(f"{metrics_file}: not valid JSON ({exc}); rerun that cell") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        found = doc.get("schema") if isinstance(doc, dict) else None
+    found = doc.get("schema") if isinstance(doc, dict) else None
+    if found != SCHEMA and found not in EARLIER:
         raise HarnessError(
             f"{metrics_file}: schema is {found!r}, expected '{SCHEMA}'; rerun that cell with "
             f"this version of the harness"
@@ -264,7 +240,40 @@ def read_metrics(path: Path) -> dict[str, Any]:
         raise HarnessError(
             f"{metrics_file}: {bad} is not a number; the file is damaged, rerun that cell"
         )
-    return doc
+    doc, earlier = migrate(doc)
+    return (doc, earlier) if with_earlier else doc
+
+
+def migrate(doc: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """metrics.json of an earlier schema in the current layout, and what that cell lacks of
+    what this version records (None: nothing). The one place that knows earlier layouts:
+    readers see metrics/2 only; a run recomputes a cell that lacks something (one note).
+
+    metrics/1 -> metrics/2: `timings_file` goes. metrics/2 guarantees the overall tie
+    ranges, the corpus diagnostics, the relevance and run.unknown_ids settings, and, in a
+    semantic block, the every-cluster coverage; a metrics/1 cell without one of them keeps
+    what it has (tie ranges absent, diagnostics empty, no semantic block)."""
+    if doc["schema"] == SCHEMA:
+        return doc, None
+    doc = dict(doc, schema=SCHEMA)
+    doc.pop("timings_file", None)
+    lacks = []
+    if "ties" not in doc["results"]["overall"]:
+        lacks.append("tie ranges")
+    if "diagnostics" not in doc:
+        lacks.append("corpus diagnostics")
+        doc["diagnostics"] = {}
+    config = doc["config"]
+    if "relevance" not in config:
+        lacks.append("relevance settings")
+    if not isinstance(config.get("run"), dict) or "unknown_ids" not in config["run"]:
+        lacks.append("run.unknown_ids")
+    semantic = doc.get("semantic")
+    if isinstance(semantic, dict) and "all" not in (semantic.get("coverage") or {}):
+        lacks.append("the every-cluster coverage")
+        doc["semantic"] = None
+    schema = EARLIER[0].split("/", 1)[1]  # "metrics/1"
+    return doc, (f"{schema}: no {', no '.join(lacks)}" if lacks else None)
 
 
 # metrics.json's fields and the JSON types readers rely on (None: may be null or absent).
@@ -302,7 +311,7 @@ def _bad_shape(doc: Mapping[str, Any]) -> str | None:
     overall = doc["results"].get("overall")
     if not isinstance(overall, dict) or not isinstance(overall.get("mean"), dict):
         return "'results.overall.mean' should be an object"
-    ties = overall.get("ties")  # absent in cells from before tie ranges
+    ties = overall.get("ties")  # absent in some earlier cells (migrate)
     if ties is not None and not (
         isinstance(ties, dict)
         and all(b is None or (isinstance(b, list) and len(b) == 2) for b in ties.values())
@@ -338,37 +347,7 @@ def _short_repr(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def load_cell(path: Path) -> Cell:
-    """Read a results/<corpus>/<retriever>/ folder back (metrics.json and per_query.csv)."""
-    path = Path(path)
-    metrics_file, per_query_file = path / "metrics.json", path / "per_query.csv"
-    doc = read_metrics(path)
-    if not per_query_file.is_file():
-        raise HarnessError(
-            f"{path} is not a result folder (no per_query.csv); give results/<corpus>/<retriever>"
-        )
-    try:
-        level = (doc.get("config") or {}).get("metrics", {}).get("relevance_level", 1)
-        meta = dict(
-            retriever=str(doc["retriever"]),
-            corpus=str(doc["corpus"]),
-            checksum=str(doc["benchmark"]["checksum"]),
-            depth=int(doc["depth"]),
-            relevance_level=int(level),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise HarnessError(f"{metrics_file}: missing or bad field {exc}; rerun that cell") from None
-    query_ids, strata, values = _read_per_query(per_query_file)
-    if len(query_ids) != doc["benchmark"].get("n_queries"):
-        raise HarnessError(
-            f"{per_query_file}: {len(query_ids)} rows but metrics.json says "
-            f"{doc['benchmark'].get('n_queries')} queries; the folder is damaged, rerun that cell"
-        )
-    _check_means(per_query_file, values, doc)
-    return Cell(path, **meta, query_ids=query_ids, strata=strata, values=values, doc=doc)
-
-
-def _check_means(path: Path, values: Mapping[str, np.ndarray], doc: Mapping[str, Any]) -> None:
+def check_means(path: Path, values: Mapping[str, np.ndarray], doc: Mapping[str, Any]) -> None:
     """The per-query values must average to the means metrics.json reports: a cell whose
     per_query.csv was edited or damaged must not pass a regression gate."""
     means = ((doc.get("results") or {}).get("overall") or {}).get("mean") or {}
@@ -388,7 +367,8 @@ def _check_means(path: Path, values: Mapping[str, np.ndarray], doc: Mapping[str,
             )
 
 
-def _read_per_query(path: Path):
+def read_per_query(path: Path):
+    """(query ids, stratification -> labels, metric -> values) of a per_query.csv."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -108,12 +108,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from harness.cell.store import load_cell
+    from harness.cell.result import Evaluation
 
     args = _parser().parse_args(argv)
     opts = _options(args)
     folders = _folders(args)
-    cells = [load_cell(f) for f in folders]
+    cells = [Evaluation.from_disk(f) for f in folders]
     if len({c.path.resolve() for c in cells}) < len(cells):
         raise HarnessError("the same result folder is given twice; compare different runs")
     if args.winrate:

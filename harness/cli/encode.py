@@ -14,7 +14,6 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from harness.cli.common import fail, wants_help
@@ -84,7 +83,6 @@ class Encoded:
     lines: list[str] = field(default_factory=list)
     encoded: int = 0
     cached: int = 0
-    cell_dir: Path | None = None  # no cell: the sweep summary names the job by its overrides
 
     @property
     def skipped(self) -> bool:

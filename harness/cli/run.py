@@ -30,12 +30,12 @@ def run(cfg: dict[str, Any]):
     for note in result.notes:
         log.info(note)
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
-    print(table(result.aggregated, result.metric_names, skip=("cluster",)))
+    print(table(result.aggregated, result.metrics, skip=("cluster",)))
     if report == "full":
         print(_full(result))
-    if result.cell_dir is not None:
+    if result.path is not None:
         rest = "" if report == "full" else "; report=full prints the rest"
-        print(f"results: {result.cell_dir} (CIs, variance explained, ties in metrics.json{rest})")
+        print(f"results: {result.path} (CIs, variance explained, ties in metrics.json{rest})")
     return result
 
 
@@ -44,8 +44,9 @@ def _full(result) -> str:
     from harness.report.protocols import lines as protocol_lines
     from harness.report.semantic import render
 
-    text = render(result.aggregated, result.variance, result.semantic, result.metric_names)
-    deflection = protocol_lines(result.protocols.get("deflection"))
+    scored = result.scored
+    text = render(scored.aggregated, scored.variance, scored.semantic, result.metrics)
+    deflection = protocol_lines(scored.protocols.get("deflection"))
     text += "\n\n" + "\n".join(deflection) if deflection else ""
     return text + (f"\n\n({result.strata_hint})" if result.strata_hint else "")
 

@@ -49,7 +49,7 @@ def run_job(command: Callable[[dict[str, Any]], Any], resolved: dict[str, Any]) 
     try:
         result = command(resolved)
         record["status"] = "up to date" if getattr(result, "skipped", False) else "done"
-        cell = getattr(result, "cell_dir", None)
+        cell = getattr(result, "path", None)  # a cell run: its folder
         record["cell"] = None if cell is None else str(cell)
     except KeyboardInterrupt:
         raise

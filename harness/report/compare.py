@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from harness.cell.store import Cell
+from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.labels import label_order
 from harness.report.terminal import display, scale
@@ -46,7 +46,7 @@ class Options:
     seed: int
 
 
-def check_comparable(cells: Sequence[Cell]) -> None:
+def check_comparable(cells: Sequence[Evaluation]) -> None:
     """Refuse cells of different benchmarks, data versions or query sets. (Relevance levels
     need no check: a binary metric at level L > 1 is named with it, 'P(rel=2)@10'.)"""
     base = cells[0]
@@ -68,7 +68,7 @@ def check_comparable(cells: Sequence[Cell]) -> None:
     check_utility(cells)
 
 
-def check_utility(cells: Sequence[Cell]) -> None:
+def check_utility(cells: Sequence[Evaluation]) -> None:
     """Utility values (ΔSePer) compare only when made with the same generator, NLI model and
     estimation settings: refuse cells that share a utility metric but not those."""
     from harness.utility.spec import utility_difference
@@ -87,15 +87,15 @@ def check_utility(cells: Sequence[Cell]) -> None:
             )
 
 
-def _section(cell: Cell):
-    return (cell.doc.get("config") or {}).get("utility")
+def _section(cell: Evaluation):
+    return cell.config.get("utility")
 
 
 def _is_utility(name: str) -> bool:
     return name.split("@")[0].lower() in ("dseper", "dseper_hard", "seper")
 
 
-def select_metrics(cells: Sequence[Cell], wanted: Sequence[str] | None) -> list[str]:
+def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) -> list[str]:
     """The metrics to compare: those asked for (each must be in every cell), else all shared."""
     shared = [m for m in cells[0].values if all(m in c.values for c in cells[1:])]
     if not wanted:
@@ -115,7 +115,7 @@ def select_metrics(cells: Sequence[Cell], wanted: Sequence[str] | None) -> list[
     return list(dict.fromkeys(out))
 
 
-def strata_of(cell: Cell) -> list[tuple[str, np.ndarray]]:
+def strata_of(cell: Evaluation) -> list[tuple[str, np.ndarray]]:
     """('overall', all-true mask), then ('hop=2', mask), ... in display order."""
     n = len(cell.query_ids)
     out = [("overall", np.ones(n, dtype=bool))]
@@ -127,7 +127,7 @@ def strata_of(cell: Cell) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def compare_cells(cells: Sequence[Cell], opts: Options) -> tuple[list[str], list[Row]]:
+def compare_cells(cells: Sequence[Evaluation], opts: Options) -> tuple[list[str], list[Row]]:
     """Every (candidate, metric, stratum) test with Holm-adjusted p-values and verdicts."""
     check_comparable(cells)
     metrics = select_metrics(cells, opts.metrics)
@@ -176,7 +176,7 @@ def _verdict(r: Row, p_holm: float, opts: Options) -> str:
     return "no significant change"
 
 
-def labels(cells: Sequence[Cell]) -> list[str]:
+def labels(cells: Sequence[Evaluation]) -> list[str]:
     """Retriever names, or the folders when two cells share a name (main vs branch)."""
     names = [c.retriever for c in cells]
     return names if len(set(names)) == len(names) else [str(c.path) for c in cells]
@@ -204,7 +204,7 @@ def _p(x: float) -> str:
     return f"{x:.4f}" if x >= 1e-4 else "<0.0001"
 
 
-def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Options) -> str:
+def render(cells: Sequence[Evaluation], metrics: list[str], rows: list[Row], opts: Options) -> str:
     """The Markdown report: header, one table per candidate and metric, the gate's result."""
     base = cells[0]
     label = labels(cells)
@@ -276,7 +276,7 @@ def render(cells: Sequence[Cell], metrics: list[str], rows: list[Row], opts: Opt
     return "\n".join(lines) + "\n"
 
 
-def overview(cells: Sequence[Cell], metrics: list[str], rows: Sequence[Row]) -> list[str]:
+def overview(cells: Sequence[Evaluation], metrics: list[str], rows: Sequence[Row]) -> list[str]:
     """Markdown lines: one row per candidate and metric, overall (Δ, CI, Holm p, verdict),
     with the strata where that pair regressed; the per-stratum tables follow it."""
     label = labels(cells)
@@ -306,7 +306,7 @@ def overview(cells: Sequence[Cell], metrics: list[str], rows: Sequence[Row]) -> 
     return lines
 
 
-def frame(cells: Sequence[Cell], rows: Sequence[Row]):
+def frame(cells: Sequence[Evaluation], rows: Sequence[Row]):
     """The paired tests as a DataFrame, one row each (values as fractions, not points)."""
     import pandas as pd
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cell.store import Cell
+from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError
 from harness.strata.semantic import NA
 from metrics.strata_stats import AGGREGATES, win_rates
@@ -22,7 +22,7 @@ TITLES = {
 }
 
 
-def clusters_of(a: Cell, b: Cell) -> list[str | None]:
+def clusters_of(a: Evaluation, b: Evaluation) -> list[str | None]:
     """The cluster of every query of A, checked to be the same partition in B."""
     for cell in (a, b):
         if "cluster" not in cell.strata:
@@ -42,11 +42,11 @@ def clusters_of(a: Cell, b: Cell) -> list[str | None]:
 
 
 def compute(
-    a: Cell, b: Cell, metrics: Sequence[str], *, resamples: int, seed: int
+    a: Evaluation, b: Evaluation, metrics: Sequence[str], *, resamples: int, seed: int
 ) -> dict[str, Any]:
     """metric -> aggregate -> {rate, counted}; plus the settings used."""
     clusters = clusters_of(a, b)
-    semantic = a.doc.get("semantic") or {}
+    semantic = a.scored.semantic or {}
     min_queries = int(semantic.get("min_queries", 5))
     order = {q: i for i, q in enumerate(b.query_ids)}
     align = [order[q] for q in a.query_ids]
@@ -64,7 +64,7 @@ def compute(
     return {"resamples": resamples, "seed": seed, "min_queries": min_queries, "rates": rates}
 
 
-def render(a: Cell, b: Cell, names: tuple[str, str], result: dict[str, Any]) -> str:
+def render(a: Evaluation, b: Evaluation, names: tuple[str, str], result: dict[str, Any]) -> str:
     lines = [
         f"# Win rate of {names[0]} over {names[1]}: {a.corpus}",
         "",

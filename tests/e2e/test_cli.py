@@ -42,7 +42,7 @@ def test_default_run_prints_table_and_writes_cell(tmp_path):
     overall = doc["results"]["overall"]
     assert overall["n"] == int(rows[0][1]) == 48
     assert f"{100 * overall['mean']['ndcg@10']:.2f}" == rows[0][8]
-    assert doc["schema"] == "retrieval-harness/metrics/1"
+    assert doc["schema"] == "retrieval-harness/metrics/2"
     assert doc["benchmark"]["checksum"].startswith("sha256:")
     assert doc["config"]["retriever"]["k1"] == 1.5
     assert doc["provenance"]["versions"]["numpy"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cell.store import load_cell
+from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError
 
 # Folders under results/ that are not corpora.
@@ -24,42 +24,6 @@ REFERENCE_COLUMNS = ("source", "corpus", "retriever", "label", "model_id", "metr
 # (dtype, prompt names, encode API), and is what the reproduction compares when it was run.
 AUTHORS_SUFFIX = "-rare"
 AUTHORS, MODEL_CARD, SHIPPED = "authors' setup", "model card", "shipped"
-
-
-@dataclass
-class Entry:
-    """One cell as the leaderboard sees it."""
-
-    corpus: str
-    retriever: str
-    path: Path
-    doc: dict[str, Any]
-    checksum: str
-    date: str | None = None
-    stale: bool = False  # computed on other data than most cells of its corpus
-    cell: Any = field(default=None, repr=False, compare=False)  # the loaded Cell (per query)
-
-    def _node(self, stratification: str, label: str | None) -> dict | None:
-        res = self.doc.get("results") or {}
-        if stratification == "overall":
-            return res.get("overall")
-        return (res.get(stratification) or {}).get(label)
-
-    def mean(self, metric: str, stratification: str = "overall", label: str | None = None):
-        """The mean of `metric` (a fraction) over a stratum, or None."""
-        node = self._node(stratification, label)
-        return (node.get("mean") or {}).get(metric) if node else None
-
-    def ci(self, metric: str, stratification: str = "overall", label: str | None = None):
-        """The (low, high) bootstrap interval of the mean (fractions), or None."""
-        node = self._node(stratification, label)
-        bounds = ((node or {}).get("ci") or {}).get(metric)
-        return tuple(bounds) if bounds and None not in bounds else None
-
-    def n(self, stratification: str = "overall", label: str | None = None) -> int | None:
-        """The number of queries in a stratum, or None."""
-        node = self._node(stratification, label)
-        return node.get("n") if node else None
 
 
 @dataclass(frozen=True)
@@ -77,7 +41,7 @@ class Reference:
 class Match:
     """The cell a published number is compared with, and which config that cell ran."""
 
-    entry: Entry
+    entry: Evaluation
     config: str  # AUTHORS (`<name>-rare`), SHIPPED (the one config, the authors' setup too),
     # or MODEL_CARD (an authors' config exists but was not run here)
     label: str  # how the reproduction report names the row
@@ -92,7 +56,7 @@ class Match:
 @dataclass
 class Board:
     results_dir: Path
-    cells: dict[str, dict[str, Entry]] = field(default_factory=dict)  # corpus -> retriever
+    cells: dict[str, dict[str, Evaluation]] = field(default_factory=dict)  # corpus -> retriever
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth saying, not a problem
     references: list[Reference] = field(default_factory=list)
@@ -182,41 +146,27 @@ def collect(results_dir: Path) -> Board:
     return board
 
 
-def _entry(cell_dir: Path, problems: list[str]) -> Entry | None:
+def _entry(cell_dir: Path, problems: list[str]) -> Evaluation | None:
     f = cell_dir / "metrics.json"
     if not f.is_file():
         problems.append(f"{cell_dir}: no metrics.json (an interrupted run?); skipped")
         return None
     try:
-        cell = load_cell(cell_dir)  # per_query.csv too: a damaged cell is skipped whole
-        doc = cell.doc
+        cell = Evaluation.from_disk(cell_dir)  # per_query.csv too: a damaged cell is skipped
     except HarnessError as exc:
         problems.append(
             f"{exc}; skipped".replace("; rerun that cell; skipped", "; skipped, rerun that cell")
         )
         return None
-    try:
-        corpus, retriever = str(doc["corpus"]), str(doc["retriever"])
-        checksum = str(doc["benchmark"]["checksum"])
-        if not isinstance(doc["results"]["overall"]["mean"], dict):
-            raise TypeError("results.overall.mean")
-    except (KeyError, TypeError) as exc:
-        problems.append(f"{f}: missing or bad field {exc}; skipped, rerun that cell")
-        return None
-    if (corpus, retriever) != (cell_dir.parent.name, cell_dir.name):
+    if (cell.corpus, cell.retriever) != (cell_dir.parent.name, cell_dir.name):
         problems.append(
-            f"{f}: says {corpus}/{retriever} but sits in {cell_dir.parent.name}/{cell_dir.name}; "
-            "shown under what the file says"
+            f"{f}: says {cell.corpus}/{cell.retriever} but sits in "
+            f"{cell_dir.parent.name}/{cell_dir.name}; shown under what the file says"
         )
-    date = None
-    try:
-        date = json.loads((cell_dir / "timings.json").read_text(encoding="utf-8")).get("date")
-    except (OSError, ValueError, AttributeError):
-        pass
-    return Entry(corpus, retriever, cell_dir, doc, checksum, date, cell=cell)
+    return cell
 
 
-def _flag_mixed(corpus: str, cells: dict[str, Entry], problems: list[str]) -> None:
+def _flag_mixed(corpus: str, cells: dict[str, Evaluation], problems: list[str]) -> None:
     """Cells of one corpus scored on different data cannot share a table row: flag the ones
     not on the most common checksum (all of them on a tie)."""
     counts = Counter(e.checksum for e in cells.values())
@@ -236,7 +186,7 @@ def _flag_mixed(corpus: str, cells: dict[str, Entry], problems: list[str]) -> No
     )
 
 
-def _diagnostics(results_dir: Path, corpus: str, cells: dict[str, Entry], problems) -> dict:
+def _diagnostics(results_dir: Path, corpus: str, cells: dict[str, Evaluation], problems) -> dict:
     """Similarity and gold redundancy for a corpus: harness.diagnose's file first, else what
     the cells recorded (redundancy from any cell, Similarity from a dense one)."""
     from harness.strata.diagnostics import load, path_for
@@ -275,7 +225,7 @@ def _diagnostics(results_dir: Path, corpus: str, cells: dict[str, Entry], proble
     return out
 
 
-def _strata(results_dir: Path, corpus: str, cells: dict[str, Entry], problems) -> dict | None:
+def _strata(results_dir: Path, corpus: str, cells: dict[str, Evaluation], problems) -> dict | None:
     """The strata file the corpus's cells were stratified with (cluster sizes, zero-query
     clusters), found by name under results/strata/<corpus>/."""
     for entry in cells.values():

@@ -6,7 +6,8 @@ freshness metrics."""
 
 from __future__ import annotations
 
-from harness.report.leaderboard.collect import Board, Entry
+from harness.cell.result import Evaluation
+from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import (
     SHORT,
     Options,
@@ -27,23 +28,23 @@ GROUP_METRICS = ("coverage", "perfrecall")
 RANK = "answer_rank"
 
 
-def _names(e: Entry) -> set[str]:
+def _names(e: Evaluation) -> set[str]:
     """Every metric the cell holds: the names it was scored with and its overall means."""
     overall = (e.doc.get("results") or {}).get("overall") or {}
     return set(e.doc.get("metrics") or []) | set(overall.get("mean") or {})
 
 
-def _answerable(e: Entry) -> bool:
+def _answerable(e: Evaluation) -> bool:
     by = (e.doc.get("results") or {}).get(STRATUM)
     return isinstance(by, dict) and bool(by)
 
 
-def has_protocols(e: Entry) -> bool:
+def has_protocols(e: Evaluation) -> bool:
     """Whether the cell holds an answer or freshness metric or the answerable strata."""
     return _answerable(e) or any(n.split("@")[0] in ANSWER_FAMILIES for n in _names(e))
 
 
-def _ks(e: Entry) -> set[int]:
+def _ks(e: Evaluation) -> set[int]:
     """The cutoffs the cell's protocol columns can show."""
     families = {"answer_recall", "outdated"} | (set(GROUP_METRICS) if _answerable(e) else set())
     out = set()
@@ -140,7 +141,7 @@ def protocols_table(
     return table
 
 
-def _order(cells: dict[str, Entry], ks: list[int]) -> list[str]:
+def _order(cells: dict[str, Evaluation], ks: list[int]) -> list[str]:
     """Weakest first by answer_recall at the largest K, else Coverage on answerable queries;
     cells without either on top."""
     k = max(ks) if ks else None
@@ -157,7 +158,7 @@ def _order(cells: dict[str, Entry], ks: list[int]) -> list[str]:
     return sorted(cells, key=key)
 
 
-def _notes(cells: dict[str, Entry], cols: list[tuple[str, str, str | None]]) -> list[str]:
+def _notes(cells: dict[str, Evaluation], cols: list[tuple[str, str, str | None]]) -> list[str]:
     """One line per kind of column shown, then the query counts."""
     families = {m.split("@")[0] for _, m, _ in cols}
     labels = {label for _, _, label in cols if label}
@@ -195,7 +196,7 @@ def _notes(cells: dict[str, Entry], cols: list[tuple[str, str, str | None]]) -> 
     return notes
 
 
-def _counts(cells: dict[str, Entry]) -> str:
+def _counts(cells: dict[str, Evaluation]) -> str:
     """The answerable labels' query counts, or 'n differs' where live cells disagree."""
     live = [e for e in cells.values() if not e.stale and _answerable(e)]
     if not live:

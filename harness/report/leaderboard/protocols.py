@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.report.leaderboard.collect import Board, Entry
+from harness.cell.result import Evaluation
+from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import Options, Table, Value
 
 
-def block(e: Entry) -> dict[str, Any] | None:
+def block(e: Evaluation) -> dict[str, Any] | None:
     """The cell's deflection block, or None when it has none."""
     got = (e.doc.get("protocols") or {}).get("deflection")
     return got if isinstance(got, dict) else None

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.report.leaderboard.collect import Board, Entry
+from harness.cell.result import Evaluation
+from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import Options, Table, Value, metric_name, order
 from harness.report.terminal import display
 
@@ -46,7 +47,7 @@ def _mean(metric: str, x: Any) -> Value:
     return Value(text=display(metric, x))
 
 
-def _row(e: Entry, metric: str) -> list[Value]:
+def _row(e: Evaluation, metric: str) -> list[Value]:
     var = (e.doc.get("variance") or {}).get(metric) or {}
     by = var.get("by") or {}
     hop, cluster = by.get("hop") or {}, by.get("cluster") or {}

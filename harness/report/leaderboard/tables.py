@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.core.errors import HarnessError
-from harness.report.leaderboard.collect import AUTHORS, MODEL_CARD, SHIPPED, Board, Entry
+from harness.cell.result import Evaluation
+from harness.report.leaderboard.collect import AUTHORS, MODEL_CARD, SHIPPED, Board
 from harness.report.terminal import scale
 
 SHORT = {"coverage": "Cov", "perfrecall": "Perf", "ndcg": "NDCG", "mrr": "MRR"}
@@ -70,7 +70,7 @@ def _scaled(metric: str, x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else scale(metric) * x
 
 
-def _value(e: Entry, metric: str, strat: str = "overall", label: str | None = None) -> Value:
+def _value(e: Evaluation, metric: str, strat: str = "overall", label: str | None = None) -> Value:
     """A cell's mean (and interval) in percent, or as it is for a metric not in percent
     (answer_rank); no value when it lacks the metric or the stratum."""
     ci, f = e.ci(metric, strat, label), scale(metric)
@@ -84,33 +84,17 @@ def _value(e: Entry, metric: str, strat: str = "overall", label: str | None = No
 class Significance:
     """Paired randomization tests against the best retriever of a column, on the per-query
     files (docs/metrics.md#paired-randomization-test); Holm-corrected over the retrievers of
-    that column. Cells whose per_query.csv is missing or damaged get no marker (and one
-    problem line)."""
+    that column (cells are read with their per_query.csv, checked, when results/ is read)."""
 
     def __init__(self, board: Board, opts: Options):
         self.board, self.opts = board, opts
-        self._cells: dict[str, object] = {}
-
-    def _cell(self, entry: Entry):
-        from harness.cell.store import load_cell
-
-        if entry.cell is not None:  # loaded (and checked) when results/ was read
-            return entry.cell
-        key = str(entry.path)
-        if key not in self._cells:
-            try:
-                self._cells[key] = load_cell(entry.path)
-            except HarnessError as exc:
-                self.board.problems.append(f"{exc}; no significance markers for it")
-                self._cells[key] = None
-        return self._cells[key]
 
     def below_best(
-        self, entries: dict[str, Entry], best: str, metric: str, strat: str, label: str | None
+        self, entries: dict[str, Evaluation], best: str, metric: str, strat: str, label: str | None
     ) -> set[str]:
         """Retrievers significantly below `best` on `metric` within the stratum."""
-        base = self._cell(entries[best])
-        if base is None or metric not in base.values:
+        base = entries[best]
+        if metric not in base.values:
             return set()
         ref = self._values(base, metric, strat, label)
         from metrics.registry import higher_is_better
@@ -120,10 +104,9 @@ class Significance:
         for name, entry in entries.items():
             if name == best or entry.stale:
                 continue
-            cell = self._cell(entry)
-            if cell is None or metric not in cell.values:
+            if metric not in entry.values:
                 continue
-            other = self._values(cell, metric, strat, label)
+            other = self._values(entry, metric, strat, label)
             common = sorted(set(ref) & set(other))
             if common:
                 names.append(name)
@@ -157,7 +140,7 @@ def _mark_best(
     rows: list[tuple[str, list[Value]]],
     column: int,
     sig: Significance | None,
-    entries: dict[str, Entry],
+    entries: dict[str, Evaluation],
     metric: str,
     strat: str = "overall",
     label: str | None = None,
@@ -399,7 +382,7 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
 ROUNDING = 0.005  # half a unit of the published numbers' last digit (two decimals)
 
 
-def tie_range(e: Entry, metric: str) -> tuple[float, float] | None:
+def tie_range(e: Evaluation, metric: str) -> tuple[float, float] | None:
     """The cell's overall tie range of `metric` in percent (as it is for a metric not in
     percent) (metrics.json `ties`), or None where the cell records none (cells from before
     tie ranges)."""
@@ -412,7 +395,7 @@ def tie_range(e: Entry, metric: str) -> tuple[float, float] | None:
     return scale(metric) * bounds[0], scale(metric) * bounds[1]
 
 
-def _records_ties(e: Entry) -> bool:
+def _records_ties(e: Evaluation) -> bool:
     return isinstance(((e.doc.get("results") or {}).get("overall") or {}).get("ties"), dict)
 
 

@@ -5,7 +5,8 @@ itself (SePer@K) and Coverage@K beside it, so retrieval and utility read side by
 
 from __future__ import annotations
 
-from harness.report.leaderboard.collect import Board, Entry
+from harness.cell.result import Evaluation
+from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import (
     Options,
     Significance,
@@ -22,7 +23,7 @@ CONTEXT = (("Cov", "coverage"),)
 UTILITY = frozenset(f for _, f in COLUMNS)
 
 
-def _ks(e: Entry) -> set[int]:
+def _ks(e: Evaluation) -> set[int]:
     """The cutoffs at which the cell holds a utility metric."""
     names = set(e.doc.get("metrics") or [])
     names |= set((((e.doc.get("results") or {}).get("overall") or {}).get("mean")) or {})
@@ -89,7 +90,7 @@ def utility_table(
     return table
 
 
-def _models(cells: dict[str, Entry]) -> list[str]:
+def _models(cells: dict[str, Evaluation]) -> list[str]:
     """Which generator and NLI model the numbers come from; a warning naming the first
     setting that differs when cells were scored otherwise (their values do not compare)."""
     from harness.utility.spec import utility_difference
@@ -113,7 +114,7 @@ def _model(section: dict) -> str:
     return str(section.get("model") or section.get("target") or section.get("object") or "?")
 
 
-def _order(cells: dict[str, Entry], k: int) -> list[str]:
+def _order(cells: dict[str, Evaluation], k: int) -> list[str]:
     """Weakest first by ΔSePer at the largest K; cells without it on top."""
 
     def key(name: str):

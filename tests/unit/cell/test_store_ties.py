@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import harness
-from harness.cell.store import load_cell, read_metrics
+from harness.cell.result import Evaluation
+from harness.cell.store import read_metrics
 from harness.core.errors import HarnessError
 from harness.core.types import Benchmark, Chunk, Query, Run
 from metrics.registry import parse_metric
@@ -48,12 +49,16 @@ def test_saved_cell_records_ties_and_loads_with_and_without_them(tmp_path):
     assert overall["tie_queries"] == {"coverage@2": 2, "mrr@2": 2}
     assert doc["results"]["hop"]["1"]["tie_queries"] == {"coverage@2": 1, "mrr@2": 1}
     assert ev.ties.loc[("overall", "coverage@2"), "queries"] == 2
-    # an older cell without the fields still loads
+    # a cell written by an earlier version without the fields still loads, saying so
     for summary in [overall, *doc["results"]["hop"].values()]:
         for key in ("ties", "ties_expected", "tie_queries"):
             summary.pop(key)
-    (folder / "metrics.json").write_text(json.dumps(doc))
-    assert "ties" not in load_cell(folder).doc["results"]["overall"]
+    (folder / "metrics.json").write_text(
+        json.dumps(doc | {"schema": "retrieval-harness/metrics/1"})
+    )
+    old = Evaluation.from_disk(folder)
+    assert "ties" not in old.doc["results"]["overall"] and "tie ranges" in old.earlier
+    assert old.doc["schema"] == "retrieval-harness/metrics/2"
     # a damaged range is one error naming the field
     doc["results"]["overall"]["ties"] = {"coverage@2": [0.5]}
     (folder / "metrics.json").write_text(json.dumps(doc))

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.leaderboard.collect import Board, Entry
+from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.html import _data, page, script_json
 from harness.report.leaderboard.tables import Options, hops
+from tests.helpers.cells import cell
 
 HOSTILE = [
     "<img src=x onerror=alert(1)>",
@@ -45,7 +46,7 @@ def _board() -> Board:
         "config": {"note": HOSTILE[7]},
     }
     board = Board(Path("/results") / HOSTILE[6])
-    board.cells = {corpus: {"bm25": Entry(corpus, "bm25", Path("/x"), doc, "sha256:a")}}
+    board.cells = {corpus: {"bm25": cell(corpus, "bm25", doc, path="/x")}}
     board.strata = {corpus: {"clusters": [{"id": 0, "label": cluster}]}}
     board.problems = [f"{corpus}: {label} {HOSTILE[1]}"]
     return board

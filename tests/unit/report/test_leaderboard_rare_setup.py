@@ -10,12 +10,12 @@ from harness.report.leaderboard.collect import (
     MODEL_CARD,
     SHIPPED,
     Board,
-    Entry,
     Reference,
     has_authors_config,
 )
 from harness.report.leaderboard.render import markdown
 from harness.report.leaderboard.tables import Options, reproduction
+from tests.helpers.cells import cell
 
 
 def _entry(corpus, retriever, cov, display=None):
@@ -24,7 +24,7 @@ def _entry(corpus, retriever, cov, display=None):
         "metrics": ["coverage@10"],
         "display_name": display,
     }
-    return Entry(corpus, retriever, Path(f"/nowhere/{corpus}/{retriever}"), doc, "sha256:a")
+    return cell(corpus, retriever, doc)
 
 
 def _ref(retriever, value, label):

@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.leaderboard.collect import Board, Entry, Reference
+from harness.report.leaderboard.collect import Board, Reference
 from harness.report.leaderboard.render import csv_text, latex, markdown, tex_escape
 from harness.report.leaderboard.tables import Options, hops, reproduction, table3
+from tests.helpers.cells import cell
 
 
 def _entry(corpus, retriever, cov, perf, hop=None, checksum="sha256:a", stale=False):
@@ -16,9 +17,7 @@ def _entry(corpus, retriever, cov, perf, hop=None, checksum="sha256:a", stale=Fa
         doc["results"]["hop"] = {
             h: {"n": n, "mean": {m: v for m in mean}} for h, (n, v) in hop.items()
         }
-    return Entry(
-        corpus, retriever, Path(f"/nowhere/{corpus}/{retriever}"), doc, checksum, stale=stale
-    )
+    return cell(corpus, retriever, doc, checksum, stale=stale)
 
 
 def _ref(corpus, retriever, metric, value, source="rare-paper-table3", label="BM25"):

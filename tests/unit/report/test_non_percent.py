@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cell.store import Cell
 from harness.report import compare as cmp
-from harness.report.leaderboard.collect import Board, Entry, Reference
+from harness.report.leaderboard.collect import Board, Reference
 from harness.report.leaderboard.html import _SCRIPT, _data, page
 from harness.report.leaderboard.render import markdown
 from harness.report.leaderboard.tables import Options, Table, _value, reproduction
 from harness.report.semantic import _aggregate_lines
 from harness.report.terminal import table, ties_line
+from tests.helpers.cells import cell
 
 RANK, SHARE = "answer_rank", "coverage@10"
 MEAN = {SHARE: 0.5, RANK: 11.916666666666666}  # the demo's answer_rank mean: 11.92
@@ -52,10 +52,12 @@ def test_semantic_aggregates_line():
     ]
 
 
-def _cell(name: str, ranks, shares) -> Cell:
+def _cell(name: str, ranks, shares):
     ids = tuple(f"q{i:02d}" for i in range(len(ranks)))
     values = {SHARE: np.asarray(shares, dtype=float), RANK: np.asarray(ranks, dtype=float)}
-    return Cell(Path(name), name, "demo", "sha256:a", 100, 1, ids, {}, values, {})
+    mean = {m: float(v.mean()) for m, v in values.items()}
+    doc = {"results": {"overall": {"n": len(ids), "mean": mean}}}
+    return cell("demo", name, doc, path=name, query_ids=ids, values=values)
 
 
 @pytest.mark.parametrize(
@@ -84,10 +86,10 @@ def test_compare_report_and_gate_read_ranks(worse_by, verdict):
         assert "(answer_rank: 1.00 in its own units)" in text
 
 
-def _entry(mean=MEAN, ci=None) -> Entry:
+def _entry(mean=MEAN, ci=None):
     overall = {"n": 48, "mean": dict(mean), "ci": ci or {}}
     doc = {"results": {"overall": overall}, "metrics": list(mean)}
-    return Entry("demo", "bm25", Path("/x/demo/bm25"), doc, "sha256:a")
+    return cell("demo", "bm25", doc)
 
 
 def test_leaderboard_value_and_markdown():

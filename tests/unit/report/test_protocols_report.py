@@ -6,13 +6,14 @@ from pathlib import Path
 import pytest
 
 from harness.core.types import Benchmark, Chunk, Query, Run
-from harness.report.leaderboard.collect import Board, Entry
+from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.html import table_html
 from harness.report.leaderboard.protocols import deflection_table
 from harness.report.leaderboard.render import csv_text, latex, markdown
 from harness.report.leaderboard.tables import Options
 from harness.report.protocols import lines
 from metrics.deflection import deflection
+from tests.helpers.cells import cell
 
 
 def _q(qid, answerable, labels=None):
@@ -72,9 +73,7 @@ def _entry(corpus, retriever, block, stale=False):
     doc = {"results": {"overall": {"n": 50, "mean": {}}}, "display_name": retriever.upper()}
     if block is not None:
         doc["protocols"] = {"deflection": block}
-    return Entry(
-        corpus, retriever, Path(f"/nowhere/{corpus}/{retriever}"), doc, "sha256:a", stale=stale
-    )
+    return cell(corpus, retriever, doc, stale=stale)
 
 
 @pytest.fixture

@@ -8,11 +8,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from harness.report.leaderboard.collect import Board, Entry
+from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.html import table_html
 from harness.report.leaderboard.protocol_metrics import protocols_table
 from harness.report.leaderboard.render import csv_text, latex, markdown
 from harness.report.leaderboard.tables import Options, Significance
+from tests.helpers.cells import cell
 
 
 def _doc(answer, outdated, rank, yes, partial, ks=(5, 10)):
@@ -39,7 +40,7 @@ def _doc(answer, outdated, rank, yes, partial, ks=(5, 10)):
 
 def _entry(corpus, retriever, doc, stale=False):
     doc = {**doc, "display_name": retriever.upper()}
-    return Entry(corpus, retriever, Path(f"/nowhere/{corpus}/{retriever}"), doc, "sha256:a", stale)
+    return cell(corpus, retriever, doc, stale=stale)
 
 
 @pytest.fixture
@@ -175,9 +176,13 @@ def test_answerable_strata_alone_make_a_table():
     assert [v.value for v in t.rows[0][1]] == pytest.approx([50, 25, 25, 0])
 
 
-def _cell_with_values(qids, labels, values):
-    return SimpleNamespace(
-        query_ids=tuple(qids),
+def _with_values(e, qids, labels, values):
+    """`e` with per-query values (as read from its per_query.csv)."""
+    return cell(
+        e.corpus,
+        e.retriever,
+        e.doc,
+        query_ids=qids,
         strata={"answerable": tuple(labels)},
         values={m: np.array(v, dtype=float) for m, v in values.items()},
     )
@@ -196,8 +201,8 @@ def test_significance_is_tested_within_the_answerable_stratum():
     for name, yes, rank in (("a", 1.0, 4.0), ("b", 0.0, 1.0)):
         cov = [yes] * 12 + [1.0 - yes] * 12
         doc = _doc({}, {}, rank, yes={10: (yes, 0.0)}, partial={10: (1.0 - yes, 0.0)}, ks=(10,))
-        e = _entry("c", name, doc)
-        e.cell = _cell_with_values(
+        e = _with_values(
+            _entry("c", name, doc),
             qids,
             labels,
             {"coverage@10": cov, "perfrecall@10": [0.0] * 24, "answer_rank": [rank] * 24},

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.leaderboard.collect import Board, Entry, Reference
+from harness.report.leaderboard.collect import Board, Reference
 from harness.report.leaderboard.html import table_html
 from harness.report.leaderboard.render import csv_text, latex, markdown
 from harness.report.leaderboard.tables import Options, reproduction, tie_range
+from tests.helpers.cells import cell
 
 # General-Wiki BM25: the canonical means and the tie ranges metrics.json records for them
 MEAN = {
@@ -32,7 +33,7 @@ def _board(ties=TIES, stale=False) -> Board:
     if ties is not None:
         overall["ties"] = ties
     doc = {"results": {"overall": overall}, "metrics": list(MEAN)}
-    entry = Entry("general-wiki", "bm25", Path("/x/general-wiki/bm25"), doc, "s", stale=stale)
+    entry = cell("general-wiki", "bm25", doc, "s", stale=stale)
     b = Board(Path("/x"))
     b.cells = {"general-wiki": {"bm25": entry}}
     b.references = [
