@@ -13,10 +13,6 @@ from harness.core.types import Benchmark, Run
 
 log = logging.getLogger("harness.api")
 
-DEFAULT_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
-DEFAULT_K = (5, 10)
-DEFAULT_DEPTH = 100  # what a retriever retrieves (retrieval.depth)
-
 
 def evaluate(
     benchmark: Benchmark | str | Path,
@@ -27,14 +23,14 @@ def evaluate(
     *,
     name: str | None = None,
     depth: int | None = None,
-    relevance_level: int = 1,
-    bootstrap: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    min_queries: int = 5,
-    permutations: int = 1000,
-    unknown_ids: str = "keep",
-    fields: Sequence[str] = (),
+    relevance_level: int | None = None,
+    bootstrap: int | None = None,
+    confidence: float | None = None,
+    seed: int | None = None,
+    min_queries: int | None = None,
+    permutations: int | None = None,
+    unknown_ids: str | None = None,
+    fields: Sequence[str] | None = None,
     relevance: Mapping[str, Any] | None = None,
     utility: Mapping[str, Any] | None = None,
     generator: Any = None,
@@ -42,124 +38,94 @@ def evaluate(
 ) -> Evaluation:
     """Score a run, a retriever, an encoder or a retriever config name on a benchmark.
 
-    `metrics`: metric names (`["ndcg", "recall@100"]`) or a metrics config (`"rare"`,
-    `"standard"`, `"all"`); default RARE's four at `k` (default [5, 10]). `strata`: extra
-    stratifications, `{name: labels in query order or {query_id: label}}`, or the path of a
-    semantic strata file (python -m harness.stratify); hop strata are always there.
-    `min_queries`: strata smaller than this are pooled for VRR (and the worst cluster is
-    taken among clusters this large); `permutations`: random partitions behind VRR's chance
-    level and p-value (0 = none; seed `seed`). `unknown_ids`: ranked chunk ids the corpus
-    lacks stay at their rank as non-relevant (`"keep"`, as trec_eval) or are removed, later
-    ranks moving up (`"drop"`); either way they are counted in `notes`. `fields`: query fields
-    reported like hop (`["dynamism", "popularity"]`; numeric ones in tertiles). `relevance`:
-    the `relevance` config section's settings that differ from the defaults (label grades,
-    dated relevance; docs/protocols.md), e.g. `{"grades": {"RELATED": 0}}`. `utility`: the
-    settings of conf/utility/seper.yaml that differ, for the utility metrics (ΔSePer,
-    docs/utility.md), e.g. `{"generator": {"model": "Qwen/Qwen2.5-0.5B-Instruct"}}`;
-    `generator` and `nli`: model objects of your own to use instead of the configured ones."""
+    The settings are the config's (harness.core.confs.HarnessConf; None: its default, as
+    `python -m harness` has it): `metrics` (metrics.names, or a metrics config: `"rare"`,
+    `"standard"`, `"all"`; default RARE's four) at `k` (metrics.k, default [5, 10]),
+    `relevance_level`, `depth` (retrieval.depth; None: a run is scored whole, as trec_eval
+    reads every line, and a retriever retrieves 100), `bootstrap`, `confidence`, `seed`
+    (stats.*), `min_queries`, `permutations`, `fields` (strata.*), `unknown_ids`
+    (run.unknown_ids), `relevance` (the `relevance` section's settings that differ, merged
+    key by key: `{"grades": {"RELATED": 0}}`, docs/protocols.md) and `utility` (those of
+    conf/utility/seper.yaml that differ, for ΔSePer, docs/utility.md).
+
+    `strata`: extra stratifications, `{name: labels in query order or {query_id: label}}`,
+    or the path of a semantic strata file (python -m harness.stratify); hop strata are
+    always there. `min_queries`: strata smaller than this are pooled for VRR;
+    `permutations`: random partitions behind VRR's chance level (0 = none). `unknown_ids`:
+    ranked chunk ids the corpus lacks stay at their rank as non-relevant (`"keep"`, as
+    trec_eval) or are removed (`"drop"`); either way they are counted in `notes`. `fields`:
+    query fields reported like hop (`["dynamism"]`; numeric ones in tertiles). `generator`
+    and `nli`: model objects of your own to use instead of the configured ones."""
     from harness.api.loading import load_benchmark
-    from harness.cell.execute import (
-        corpus_similarity,
-        messages,
-        run_coverage,
-        score,
-        utility_notes,
-    )
-    from harness.cell.plan import bootstrap_spec, strata_fields, strata_spec
-    from harness.core.runio import apply_unknown_ids, check_unknown_ids
-    from harness.data.relevance import RelevanceSpec, judge
+    from harness.cell.execute import result_of, score_plan
+    from harness.cell.plan import CellPlan
+    from harness.core.runio import apply_unknown_ids
+    from harness.data.relevance import judge
     from metrics.registry import metrics_for
 
-    check_unknown_ids(unknown_ids, "unknown_ids")
-    reading = RelevanceSpec.from_config(relevance)
-    fields = strata_fields(list(fields) if not isinstance(fields, str) else fields)
-    bench = judge(load_benchmark(benchmark), reading)
     names, ks = _metric_names(metrics, k)
-    # a run (object, mapping or file) keeps its own depth, as trec_eval reads every line; a
-    # retriever retrieves DEFAULT_DEPTH. Names are checked before any retrieval.
-    asked = metrics_for(names, ks, depth or 2**62, relevance_level)
-    spec = bootstrap_spec({"bootstrap": bootstrap, "confidence": confidence, "seed": seed})
-    reporting = strata_spec(
-        {"min_queries": min_queries, "permutations": permutations}, {"seed": seed}
-    )
+    settings = {
+        "names": names,
+        "k": ks,
+        "relevance_level": relevance_level,
+        "depth": depth or 2**62,  # until the run is known; names are checked before retrieval
+        "bootstrap": bootstrap,
+        "confidence": confidence,
+        "seed": seed,
+        "min_queries": min_queries,
+        "permutations": permutations,
+        "fields": [fields] if isinstance(fields, str) else fields,
+        "unknown_ids": unknown_ids,
+    }
+    asked = metrics_for(names, ks, 2**62, relevance_level or 1)
+    section = _utility_section(asked, utility)
+    sections = {"relevance": dict(relevance)} if relevance else {}
+    if section:
+        sections["utility"] = section
+    described = {"name": name, "type": "python", "object": _describe(run_or_retriever)}
+    plan = CellPlan.from_settings(described, {}, settings, sections)
+    bench = judge(load_benchmark(benchmark), plan.relevance)
     run, retriever = _run_of(run_or_retriever, bench, depth, name)
     if depth is None:  # a K past the end of a short list is fine (the list is not cut)
-        depth = max([run.depth, *(m.k for m in asked if m.k is not None)])
-    chosen = metrics_for(names, ks, depth, relevance_level)
-    ids = [q.query_id for q in bench.queries]
-    run, unknown = apply_unknown_ids(run, bench.vocab, ids, unknown_ids, lambda: bench.vocab_table)
-    doc, doc_path, custom = _strata(strata, bench)
-    section, models = _utility(chosen, utility, generator, nli)
-    scored = score(
-        bench,
-        run,
-        chosen,
-        bootstrap=spec,
-        strata_doc=doc,
-        strata_path=doc_path,
-        spec=reporting,
-        extra_strata=custom,
-        fields=fields,
-        relevance=reading,
-        utility=models,
-    )
-    coverage = run_coverage(bench, run, retriever, unknown)
-    config = {
-        "retriever": {"name": run.name, "type": "python", "object": _describe(run_or_retriever)},
-        "corpus": {"name": bench.name, "source": bench.source},
-        "metrics": {"names": list(names), "k": list(ks), "relevance_level": relevance_level},
-        "retrieval": {"depth": depth},
-        "run": {"unknown_ids": unknown_ids},
-        "stats": {"bootstrap": bootstrap, "confidence": confidence, "seed": seed},
-        "strata": {**reporting.as_config(), "fields": list(fields)},
-        "relevance": reading.as_config(),
-    }
-    if section is not None:
-        config["utility"] = section
-    notes = messages(retriever, coverage) + utility_notes(scored.utility)
-    for note in notes:
-        log.info(note)
-    return Evaluation(
-        scored,
-        [m.name for m in chosen],
-        bench.name,
-        run.name,
-        bench.checksum,
-        depth,
-        tuple(ids),
-        config,
-        benchmark=bench,
-        run=run,
-        # the similarity now: the retriever is not kept
-        record={"run": coverage, "similarity": corpus_similarity(retriever)},
-        notes=notes,
-    )
-
-
-def _utility(chosen, overrides, generator, nli) -> tuple[dict | None, Any]:
-    """The utility section (conf/utility/seper.yaml with `overrides`) and what score() takes:
-    (spec, generator, nli); (None, None) when no utility metric is asked for. A model object
-    of the caller's is recorded by its type in the section."""
-    if not any(m.family.kind == "utility" for m in chosen):
-        return None, None
-    from harness.core.confs import named_config
-    from harness.utility.spec import UtilitySpec
-
-    section = named_config("utility", "seper", dict(overrides or {}))
-    spec = UtilitySpec.from_config(section)
+        plan = plan.with_depth(max([run.depth, *(m.k for m in plan.metrics if m.k is not None)]))
+    plan.config["retriever"]["name"] = run.name
     for key, obj in (("generator", generator), ("nli", nli)):
-        if obj is not None:
-            section[key] = {"backend": "python", "object": _describe(obj)}
-    return section, (spec, generator, nli)
+        if section and obj is not None:  # the caller's model object, recorded by its type
+            plan.config["utility"][key] = {"backend": "python", "object": _describe(obj)}
+    plan.config["corpus"].update(name=bench.name, source=bench.source)
+    ids = [q.query_id for q in bench.queries]
+    run, unknown = apply_unknown_ids(
+        run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table
+    )
+    doc, doc_path, custom = _strata(strata, bench)
+    scored = score_plan(
+        plan, bench, run, doc=doc, strata_path=doc_path, extra=custom, models=(generator, nli)
+    )
+    result = result_of(plan, bench, run, scored, retriever, unknown)
+    for note in result.notes:
+        log.info(note)
+    return result
+
+
+def _utility_section(chosen, overrides) -> dict | None:
+    """The utility section (conf/utility/seper.yaml with `overrides`); None when no utility
+    metric is asked for."""
+    if not any(m.family.kind == "utility" for m in chosen):
+        return None
+    from harness.core.confs import named_config
+
+    return named_config("utility", "seper", dict(overrides or {}))
 
 
 def _metric_names(metrics, k) -> tuple[list[str], list[int]]:
-    from harness.core.confs import named_config
+    """(metric names, K values) from evaluate's arguments; None: the schema's defaults."""
+    from harness.core.confs import MetricsConf, named_config
     from harness.core.paths import group_options
 
-    ks = list(DEFAULT_K) if k is None else ([k] if isinstance(k, int) else list(k))
+    default = MetricsConf()
+    ks = list(default.k) if k is None else ([k] if isinstance(k, int) else list(k))
     if metrics is None:
-        return list(DEFAULT_METRICS), ks
+        return list(default.names), ks
     if isinstance(metrics, str) and metrics in group_options("metrics"):
         cfg = named_config("metrics", metrics)
         return list(cfg["names"]), ks if k is not None else list(cfg["k"])
@@ -175,8 +141,9 @@ class _NoRetriever:
 def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     """(Run, the retriever that made it or a stand-in) for any accepted input: data (a Run, a
     dict) through Run.of, everything else through retrievers.as_retriever. `depth` None keeps
-    a run's own depth (a run file's too) and gives a retriever DEFAULT_DEPTH."""
+    a run's own depth (a run file's too) and gives a retriever the schema's retrieval.depth."""
     from harness.cell.plan import check_name
+    from harness.core.confs import RetrievalConf
     from retrievers import as_retriever, as_run
     from retrievers.run_file import RunFile
 
@@ -185,7 +152,7 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     retriever = as_retriever(obj, name=name, where=f"evaluate(..., {type(obj).__name__})")
     if not isinstance(retriever, RunFile):  # a run file is named by its file, as it is
         check_name("the retriever's name", retriever.name)
-        depth = DEFAULT_DEPTH if depth is None else depth
+        depth = RetrievalConf().depth if depth is None else depth
     retriever.index(bench.corpus)
     run = as_run(retriever.search(bench.queries, depth=depth), retriever.name, depth)
     return (run if not name or run.name == name else Run.of(run, name=name)), retriever

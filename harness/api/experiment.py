@@ -29,7 +29,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     depth: int | None = None,
     bootstrap: int = 0,
     relevance: Mapping[str, Any] | None = None,
-    unknown_ids: str = "keep",
+    unknown_ids: str | None = None,
     utility: Mapping[str, Any] | None = None,
     generator: Any = None,
     nli: Any = None,
@@ -73,7 +73,6 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
             name=None if names is None else names[i],
             depth=depth,
             bootstrap=bootstrap,
-            permutations=0,  # no strata statistics: the table reports means and paired tests
             relevance=relevance,
             unknown_ids=unknown_ids,
             utility=utility,

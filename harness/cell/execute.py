@@ -287,24 +287,21 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    scored = _score_plan(plan, bench, run, metrics, doc, strata_path).complete()
+    scored = score_plan(plan, bench, run, metrics=metrics, doc=doc, strata_path=strata_path)
+    scored.complete()
     timings["evaluate_s"] = time.perf_counter() - t
     timings.update(utility_timings(scored.utility))
-    coverage = run_coverage(bench, run, retriever, unknown)
-
-    result = Evaluation(
+    union = None if metrics is plan.metrics else metrics
+    result = result_of(
+        plan,
+        bench,
+        run,
         scored,
-        plan.metric_names,  # shown; the cell holds every metric scored (its union)
-        bench.name,
-        name,
-        bench.checksum,
-        plan.depth,
-        tuple(ids),
-        _with_metrics(cfg, metrics) if metrics is not plan.metrics else cfg,
-        benchmark=bench,
-        run=run,
-        record={"run": coverage, "similarity": corpus_similarity(retriever), **label},
-        notes=notes + messages(retriever, coverage) + utility_notes(scored.utility),
+        retriever,
+        unknown,
+        metrics=union,
+        label=label,
+        notes=notes,
         timings=timings,
         strata_hint=hint,
     )
@@ -316,19 +313,59 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     return result
 
 
-def _score_plan(plan: CellPlan, bench, run, metrics, doc, strata_path, carried=None) -> Scored:
+def score_plan(
+    plan: CellPlan,
+    bench: Benchmark,
+    run: Run,
+    *,
+    metrics=None,
+    doc=None,
+    strata_path=None,
+    extra=None,
+    carried=None,
+    models=(None, None),
+) -> Scored:
+    """score() with the plan's settings: its metrics (or `metrics`), CIs, strata reporting,
+    fields, relevance and utility section; `models`: the caller's (generator, nli) objects."""
+    utility = None if plan.utility is None else (plan.utility, *models)
     return score(
         bench,
         run,
-        metrics,
+        plan.metrics if metrics is None else metrics,
         bootstrap=plan.bootstrap,
         strata_doc=doc,
         strata_path=strata_path,
         spec=plan.strata,
+        extra_strata=extra,
         fields=plan.fields,
         relevance=plan.relevance,
-        utility=plan.utility,
+        utility=utility,
         carried=carried,
+    )
+
+
+def result_of(plan, bench, run, scored, retriever, unknown, *, metrics=None, **more) -> Evaluation:
+    """The result of scoring `run` (made by `retriever`; `unknown`: what apply_unknown_ids
+    found) on `bench` under `plan`; `metrics`: the metrics scored when they are not the
+    plan's (a stored cell's union). `more`: path, label, notes, timings, strata_hint."""
+    coverage = run_coverage(bench, run, retriever, unknown)
+    label = more.pop("label", {})
+    notes = [*more.pop("notes", []), *messages(retriever, coverage), *utility_notes(scored.utility)]
+    return Evaluation(
+        scored,
+        plan.metric_names,  # shown; a cell holds every metric scored (its union)
+        bench.name,
+        run.name,
+        bench.checksum,
+        plan.depth,
+        tuple(q.query_id for q in bench.queries),
+        _with_metrics(plan.config, metrics) if metrics is not None else plan.config,
+        benchmark=bench,
+        run=run,
+        # the similarity now: the retriever is not kept
+        record={"run": coverage, "similarity": corpus_similarity(retriever), **label},
+        notes=notes,
+        **more,
     )
 
 
@@ -552,7 +589,9 @@ def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hi
     scores = read_run(cell_dir / "run.trec")  # as scored: run.unknown_ids was applied to it
     run = Run.from_scores(stored.retriever, scores, plan.depth, bench.vocab)
     carried, section = _carried_utility(stored, plan, union)
-    scored = _score_plan(plan, bench, run, union, doc, strata_path, carried).complete()
+    scored = score_plan(
+        plan, bench, run, metrics=union, doc=doc, strata_path=strata_path, carried=carried
+    ).complete()
     config = _with_metrics(plan.config, union)
     if section is not None:  # the settings its carried utility values were made with
         config["utility"] = section

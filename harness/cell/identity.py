@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from harness.core.confs import RetrievalConf
+
 # Retriever keys that change neither the ranked list nor its meaning: they are left out of
 # the identity (a rerun with another batch size or retry policy reuses the cell).
 RUNTIME_KEYS = frozenset(
@@ -26,7 +28,6 @@ RUNTIME_KEYS = frozenset(
         "max_total_s",
     }
 )
-DEFAULT_DEPTH = 100  # conf/config.yaml retrieval.depth; another depth names the variant
 _MAX_LABEL = 48  # longer `[key=value,...]` lists become a hash
 MANDATORY = "???"  # OmegaConf's value for a setting the user must give
 _PLAIN_VALUE = re.compile(r"^[A-Za-z0-9._+-]{1,24}$")
@@ -52,7 +53,7 @@ def variant(
                 continue  # a mandatory setting (run_file's path, a plug-in's class) is named
             if mine.get(key, _ABSENT) != theirs.get(key, _ABSENT):
                 out[key] = mine.get(key, None)
-    if depth != DEFAULT_DEPTH:
+    if depth != RetrievalConf().depth:  # another depth than the default names the variant
         out["depth"] = depth
     return out
 

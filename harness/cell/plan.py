@@ -101,9 +101,58 @@ class CellPlan:
             utility=utility_spec(config.get("utility"), metrics),
         )
 
+    @classmethod
+    def from_settings(
+        cls,
+        retriever: Mapping[str, Any],
+        corpus: Mapping[str, Any],
+        settings: Mapping[str, Any],
+        sections: Mapping[str, Any] | None = None,
+    ) -> CellPlan:
+        """The plan of a cell the Python API scores: the schema's defaults
+        (harness.core.confs.schema_defaults), `settings` (API keyword -> value, None: the
+        default; keywords in API_KEYS) and whole `sections` (e.g. `utility`) over them. Never
+        writes (results.write is false)."""
+        from harness.core.confs import schema_defaults
+
+        config = schema_defaults()
+        for keyword, value in settings.items():
+            if value is not None:
+                section, key = API_KEYS[keyword]
+                config[section][key] = list(value) if isinstance(value, tuple) else value
+        if sections:  # merged key by key, as Hydra merges `relevance.grades.X=0`
+            from omegaconf import OmegaConf
+
+            merged = OmegaConf.merge(OmegaConf.create(config), OmegaConf.create(dict(sections)))
+            config = OmegaConf.to_container(merged)
+        config["retriever"], config["corpus"] = dict(retriever), dict(corpus)
+        config["results"]["write"] = False
+        return cls.from_config(config)
+
+    def with_depth(self, depth: int) -> CellPlan:
+        """The same plan retrieving (or reading) `depth` results per query."""
+        config = dict(self.config, retrieval={**self.config["retrieval"], "depth": depth})
+        return CellPlan.from_config(config | {"force": self.force})
+
     @property
     def metric_names(self) -> list[str]:
         return [m.name for m in self.metrics]
+
+
+# harness.evaluate's keywords that set a config key: keyword -> (section, key)
+API_KEYS = {
+    "names": ("metrics", "names"),
+    "k": ("metrics", "k"),
+    "relevance_level": ("metrics", "relevance_level"),
+    "depth": ("retrieval", "depth"),
+    "bootstrap": ("stats", "bootstrap"),
+    "confidence": ("stats", "confidence"),
+    "seed": ("stats", "seed"),
+    "min_queries": ("strata", "min_queries"),
+    "permutations": ("strata", "permutations"),
+    "fields": ("strata", "fields"),
+    "unknown_ids": ("run", "unknown_ids"),
+}
 
 
 def utility_spec(section: Any, metrics) -> Any:

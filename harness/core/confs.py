@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.core.errors import unknown_name
@@ -138,6 +138,14 @@ class HarnessConf:
     cache_dir: str | None = None  # null: $HARNESS_CACHE_DIR/embeddings or ~/.cache/...
     force: bool = False  # recompute a cell even when results/ has it with the same config
     report: str = "short"  # what a run prints: short (main table) | full (+ VRR, clusters, ...)
+
+
+def schema_defaults() -> dict[str, Any]:
+    """Every default setting, from the schema above (the one place they are written), as a
+    plain dict; the groups a run chooses (retriever, corpus, extractor) are left out."""
+    out = asdict(HarnessConf())  # a fresh copy; OmegaConf's would cost a hundred times more
+    out["strata"]["dir"] = out["strata"]["dir"].replace("${results.dir}", out["results"]["dir"])
+    return {k: v for k, v in out.items() if v != MISSING}
 
 
 def register() -> None:
