@@ -64,17 +64,19 @@ class StatsConf:
 
 @dataclass
 class RetrievalConf:
-    depth: int = 100
+    depth: int = 100  # ranked list length per query (RARE used 10; @K metrics read the top K)
 
 
 @dataclass
 class RunConf:
-    unknown_ids: str = "keep"  # run ids the corpus lacks: keep (in place, non-relevant) | drop
+    # ranked chunk ids the corpus lacks (run files, plug-ins): keep (at their rank,
+    # non-relevant, as trec_eval) | drop (removed, later ranks move up)
+    unknown_ids: str = "keep"
 
 
 @dataclass
 class ResultsConf:
-    dir: str = "results"
+    dir: str = "results"  # cells go to <dir>/<corpus.name>/<cell name>/
     write: bool = True
 
 
@@ -83,9 +85,9 @@ class StrataConf:
     mode: str = "auto"  # auto: use the strata file if it exists; build: build it if missing; off
     dir: str = "${results.dir}/strata"
     embedder: str = "minilm"  # a dense retriever config, used to embed entities
-    resolution: float = 1.0  # Leiden γ
-    k: int = 50
-    tau: float = 0.5
+    resolution: float = 1.0  # Leiden resolution γ (higher: more, smaller clusters)
+    k: int = 50  # neighbours per entity in the entity graph
+    tau: float = 0.5  # least cosine for an edge, and for a query entity to map to a cluster
     seed: int = 0
     min_queries: int = 5  # the worst cluster is taken among clusters with this many queries
     scc_min: int = 5  # SCC counts chunks of clusters touched by more than this many queries
@@ -109,10 +111,14 @@ def _garage_grades() -> dict[str, int]:
 class RelevanceConf:
     """Named labels and dated relevance (harness.data.relevance; docs/protocols.md)."""
 
+    # label -> grade (GaRAGe's labels); a label the data uses must be listed
     grades: dict[str, int] = field(default_factory=_garage_grades)
-    dynamism_field: str = "dynamism"
+    dynamism_field: str = "dynamism"  # the query field saying how fast the answer changes
+    # for these values an outdated passage counts as non-relevant (grade 0)
     outdated_for: list[str] = field(default_factory=lambda: ["fast"])
+    # passages older than the question by more than this are outdated
     max_age_days: dict[str, int] = field(default_factory=lambda: {"fast": 7})
+    # what unanswerable queries' top K is checked for
     distractors: list[str] = field(
         default_factory=lambda: ["RELATED", "RELATED-INFORMATION", "OUTDATED"]
     )
@@ -134,7 +140,7 @@ class HarnessConf:
     stats: StatsConf = field(default_factory=StatsConf)
     utility: Any = None  # ΔSePer's generator and NLI model: +utility=seper (conf/utility/)
     device: Any = "auto"  # auto | cpu | cuda | cuda:N | [cuda:0, cuda:1] (dense encoders)
-    cache: bool = True  # embedding cache for dense retrievers
+    cache: bool = True  # embedding cache for dense retrievers; false: encode everything afresh
     cache_dir: str | None = None  # null: $HARNESS_CACHE_DIR/embeddings or ~/.cache/...
     force: bool = False  # recompute a cell even when results/ has it with the same config
     report: str = "short"  # what a run prints: short (main table) | full (+ VRR, clusters, ...)
