@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.files import to_json, write_text_atomic
+from harness.core.tables import markdown
 
 SWEEP_DIR_ENV = "HARNESS_SWEEP_DIR"
 _LAUNCHER_PID_ENV = "HARNESS_SWEEP_PID"
@@ -226,13 +227,14 @@ def summary_markdown(summary: Mapping[str, Any]) -> str:
         f"({head}) "
         f"in {summary['wall_s']:.1f} s",
         "",
-        "| job | cell | status | wall (s) | error |",
-        "|---:|---|---|---:|---|",
     ]
-    for r in summary["jobs"]:
-        wall = "" if r.get("wall_s") is None else f"{r['wall_s']:.1f}"
-        error = (r.get("error") or "").replace("|", "\\|")
-        lines.append(f"| {r['job']} | {_cell_label(r)} | {r['status']} | {wall} | {error} |")
+    body = [
+        [str(r["job"]), _cell_label(r), r["status"]]
+        + ["" if r.get("wall_s") is None else f"{r['wall_s']:.1f}", r.get("error") or ""]
+        for r in summary["jobs"]
+    ]
+    align = ["right", "left", "left", "right", "left"]
+    lines += markdown(["job", "cell", "status", "wall (s)", "error"], body, align=align)
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError, did_you_mean
 from harness.core.labels import label_order
+from harness.core.tables import markdown
 from harness.report.terminal import display, scale
 from metrics import stats
 from metrics.registry import in_percent
@@ -204,6 +205,10 @@ def _p(x: float) -> str:
     return f"{x:.4f}" if x >= 1e-4 else "<0.0001"
 
 
+# the per-stratum table's columns: stratum, n, the two means, Δ, CI, three p, verdict
+PAIRED_ALIGN = ["left", *["right"] * 4, "left", *["right"] * 3, "left"]
+
+
 def render(cells: Sequence[Evaluation], metrics: list[str], rows: list[Row], opts: Options) -> str:
     """The Markdown report: header, one table per candidate and metric, the gate's result."""
     base = cells[0]
@@ -211,10 +216,14 @@ def render(cells: Sequence[Evaluation], metrics: list[str], rows: list[Row], opt
     n_gated = sum(r.gated for r in rows)
     gate_note = _plain_note(metrics, f"{opts.max_drop:.2f} in its own units")
     lines = [f"# Retrieval comparison: {base.corpus}", ""]
-    lines += ["| role | retriever | folder | depth |", "|---|---|---|---:|"]
-    for i, c in enumerate(cells):
-        role = "baseline" if i == 0 else "candidate"
-        lines.append(f"| {role} | {c.retriever} | `{c.path}` | {c.depth} |")
+    lines += markdown(
+        ["role", "retriever", "folder", "depth"],
+        [
+            ["baseline" if i == 0 else "candidate", c.retriever, f"`{c.path}`", str(c.depth)]
+            for i, c in enumerate(cells)
+        ],
+        left=3,
+    )
     lines += [
         "",
         f"Benchmark `{base.corpus}`, checksum `{base.checksum}`, {len(base.query_ids)} queries, "
@@ -241,24 +250,19 @@ def render(cells: Sequence[Evaluation], metrics: list[str], rows: list[Row], opt
     for ci in range(1, len(cells)):
         lines += ["", f"## {label[ci]} vs {label[0]}"]
         for m in metrics:
-            lines += [
-                "",
-                f"### {m}",
-                "",
-                f"| stratum | n | {label[0]} | {label[ci]} | Δ | 95% CI | p (rand.) "
-                "| p (t) | p (Holm) | verdict |",
-                "|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
-            ]
+            body = []
             for r in rows:
                 if r.candidate != ci or r.metric != m:
                     continue
                 x = r.result
-                interval = f"[{display(m, x.ci[0], True)}, {display(m, x.ci[1], True)}]"
-                lines.append(
-                    f"| {r.stratum} | {x.n} | {display(m, x.mean_a)} | {display(m, x.mean_b)} | "
-                    f"{display(m, x.delta, True)} | {interval} | {_p(x.p_randomization)} | "
-                    f"{_p(x.p_ttest)} | {_p(r.p_holm)} | {r.verdict} |"
+                body.append(
+                    [r.stratum, str(x.n), display(m, x.mean_a), display(m, x.mean_b)]
+                    + [display(m, x.delta, True), _interval(m, x.ci), _p(x.p_randomization)]
+                    + [_p(x.p_ttest), _p(r.p_holm), r.verdict]
                 )
+            header = ["stratum", "n", label[0], label[ci], "Δ", "95% CI", "p (rand.)", "p (t)"]
+            lines += ["", f"### {m}", ""]
+            lines += markdown([*header, "p (Holm)", "verdict"], body, align=PAIRED_ALIGN)
     bad = regressions(rows)
     lines.append("")
     if bad:
@@ -280,14 +284,7 @@ def overview(cells: Sequence[Evaluation], metrics: list[str], rows: Sequence[Row
     """Markdown lines: one row per candidate and metric, overall (Δ, CI, Holm p, verdict),
     with the strata where that pair regressed; the per-stratum tables follow it."""
     label = labels(cells)
-    lines = [
-        "",
-        f"## Overview: {len(cells) - 1} candidates against {label[0]} (overall)",
-        "",
-        "| candidate | metric | Δ | 95% CI | p (rand.) | p (Holm) | verdict "
-        "| regressions in strata |",
-        "|---|---|---:|---|---:|---:|---|---|",
-    ]
+    body = []
     for ci in range(1, len(cells)):
         for m in metrics:
             mine = [r for r in rows if r.candidate == ci and r.metric == m]
@@ -296,14 +293,18 @@ def overview(cells: Sequence[Evaluation], metrics: list[str], rows: Sequence[Row
                 continue
             x = top.result
             bad = [r.stratum for r in mine if r.stratum != "overall" and r in regressions(mine)]
-            lines.append(
-                f"| {label[ci]} | {m} | {display(m, x.delta, True)} | "
-                f"[{display(m, x.ci[0], True)}, {display(m, x.ci[1], True)}] | "
-                f"{_p(x.p_randomization)} | "
-                f"{_p(top.p_holm)} | "
-                f"{top.verdict} | {', '.join(bad) or 'none'} |"
+            body.append(
+                [label[ci], m, display(m, x.delta, True), _interval(m, x.ci)]
+                + [_p(x.p_randomization), _p(top.p_holm), top.verdict, ", ".join(bad) or "none"]
             )
-    return lines
+    header = ["candidate", "metric", "Δ", "95% CI", "p (rand.)", "p (Holm)", "verdict"]
+    title = f"## Overview: {len(cells) - 1} candidates against {label[0]} (overall)"
+    align = ["left", "left", "right", "left", "right", "right", "left", "left"]
+    return ["", title, "", *markdown([*header, "regressions in strata"], body, align=align)]
+
+
+def _interval(metric: str, ci) -> str:
+    return f"[{display(metric, ci[0], True)}, {display(metric, ci[1], True)}]"
 
 
 def frame(cells: Sequence[Evaluation], rows: Sequence[Row]):

@@ -7,8 +7,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from harness.core.tables import text
 from harness.core.types import ANSWERABLE
-from harness.report.terminal import aligned
 
 STATS = ("mean", "min", "q25", "median", "q75", "max")
 
@@ -41,7 +41,7 @@ def lines(block: Mapping[str, Any] | None) -> list[str]:
         body.append(
             [a, str(s.get("n", 0)), str(s.get("empty", 0))] + [_score(s.get(k)) for k in STATS]
         )
-    out += aligned(header, body, left=1)
+    out += text(header, body, left=1)
     auroc = block.get("auroc") or {}
     parts = [f"top-1 {_score(auroc.get('top1'))}"]
     parts += [

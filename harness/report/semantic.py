@@ -8,7 +8,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.report.terminal import aligned, display
+from harness.core.tables import text
+from harness.report.terminal import display
 from harness.strata.semantic import NA, TERTILES
 
 
@@ -79,7 +80,7 @@ def _variance_lines(variance_block: Mapping[str, Any], shown: Sequence[str]) -> 
                 [strat, strata, m, _num(variance_block[m]["sigma_overall"]), _num(e["vrr"])]
                 + [_num(e.get("vrr_null")), _num(e.get("vrr_adjusted")), _p(e.get("p_value"))]
             )
-    return lines + aligned(header, body, left=3)
+    return lines + text(header, body, left=3)
 
 
 def _beyond_hop_lines(variance_block: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
@@ -101,7 +102,7 @@ def _beyond_hop_lines(variance_block: Mapping[str, Any], shown: Sequence[str]) -
                 [name, m, _num(e["vrr_hop"]), _num(e["vrr_joint"]), _num(e["gain"])]
                 + [_num(e["gain_null"]), _num(e["gain_adjusted"]), _p(e["p_value"])]
             )
-    return lines + aligned(header, body, left=2)
+    return lines + text(header, body, left=2)
 
 
 def _hop_grid_lines(semantic: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
@@ -117,7 +118,7 @@ def _hop_grid_lines(semantic: Mapping[str, Any], shown: Sequence[str]) -> list[s
             for t, n in row.items()
             if n
         ]
-        lines += aligned(header, body, left=2)
+        lines += text(header, body, left=2)
     return lines
 
 
@@ -141,7 +142,7 @@ def _population_lines(semantic: Mapping[str, Any], shown: Sequence[str]) -> list
             + ["-" if b is None else f"{display(m, b[0])}–{display(m, b[1])}"]
             + [f"{100 * e['uncovered']:.1f}%", display(m, e["bias"], signed=True)]
         )
-    return lines + aligned(header, body)
+    return lines + text(header, body)
 
 
 def _coverage_lines(semantic: Mapping[str, Any]) -> list[str]:
@@ -185,7 +186,7 @@ def _clusters(aggregated, semantic, shown) -> list[str]:
             [NA, "(no entity in the gold chunks)", str(s["n"]), "-"]
             + [display(m, s["mean"][m]) for m in shown]
         )
-    return lines + aligned(header, body, left=2)
+    return lines + text(header, body, left=2)
 
 
 def _grid_lines(semantic, shown) -> list[str]:
@@ -197,7 +198,7 @@ def _grid_lines(semantic, shown) -> list[str]:
         for dl in TERTILES
         for jl in TERTILES
     ]
-    lines += aligned(header, body, left=2)
+    lines += text(header, body, left=2)
     if g["n_undefined"]:
         n = g["n_undefined"]
         noun = "query" if n == 1 else "queries"
@@ -217,4 +218,4 @@ def _aggregate_lines(semantic, shown) -> list[str]:
         + [str(a[m]["worst_cluster"]) if a[m]["worst_cluster"] is not None else "-"]
         for m in shown
     ]
-    return lines + aligned(header, body)
+    return lines + text(header, body)

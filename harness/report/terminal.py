@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.core.tables import text
 from metrics.registry import in_percent
 
 
@@ -40,7 +41,7 @@ def table(
     body = [
         [name, str(s["n"]), *(display(m, s["mean"][m]) for m in metric_names)] for name, s in rows
     ]
-    lines = aligned(header, body)
+    lines = text(header, body)
     if len(lines[0]) > WIDTH:
         lines = _transposed(rows, metric_names)
         if len(lines[0]) > WIDTH:  # many strata (strata.fields): one table per stratification
@@ -64,7 +65,7 @@ def _transposed(rows, metric_names: Sequence[str]) -> list[str]:
     header = ["metric", *(name for name, _ in rows)]
     body = [["n", *(str(s["n"]) for _, s in rows)]]
     body += [[m, *(display(m, s["mean"][m]) for _, s in rows)] for m in metric_names]
-    return aligned(header, body)
+    return text(header, body)
 
 
 def _by_stratification(rows):
@@ -91,15 +92,3 @@ def ties_line(overall: Mapping[str, Any], metric_names: Sequence[str], most: int
     if len(shown) > most:
         parts.append(f"+{len(shown) - most} more")
     return f"ties: {who} on tied scores; {', '.join(parts)} (metrics.json: ties)"
-
-
-def aligned(header: list[str], body: list[list[str]], left: int = 1) -> list[str]:
-    """Aligned text rows: the first `left` columns left-aligned, the rest right-aligned."""
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-
-    def fmt(cells: list[str]) -> str:
-        head = (c.ljust(w) for c, w in zip(cells[:left], widths[:left]))
-        rest = (c.rjust(w) for c, w in zip(cells[left:], widths[left:]))
-        return "  ".join([*head, *rest]).rstrip()
-
-    return [fmt(header), "  ".join("-" * w for w in widths), *(fmt(r) for r in body)]

@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError
+from harness.core.tables import markdown
 from harness.strata.semantic import NA
 from metrics.strata_stats import AGGREGATES, win_rates
 
@@ -73,12 +74,9 @@ def render(a: Evaluation, b: Evaluation, names: tuple[str, str], result: dict[st
         f"semantic clusters; ties count half. The worst cluster is taken among clusters with "
         f"at least {result['min_queries']} queries in the resample. 50% = no difference.",
         "",
-        "| metric | " + " | ".join(TITLES[k] for k in AGGREGATES) + " |",
-        "|---|" + "---:|" * len(AGGREGATES),
     ]
-    for m, by in result["rates"].items():
-        cells = [_rate(by[k]["rate"]) for k in AGGREGATES]
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    body = [[m, *(_rate(by[k]["rate"]) for k in AGGREGATES)] for m, by in result["rates"].items()]
+    lines += markdown(["metric", *(TITLES[k] for k in AGGREGATES)], body)
     return "\n".join(lines) + "\n"
 
 

@@ -8,8 +8,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.core import tables
 from harness.core.files import to_json, write_text_atomic
 from harness.strata.apply import coverage_figures
+
+CLUSTER_ALIGN = ["right", "left", "right", "right", "right", "right"]
 
 
 def summary(doc: Mapping[str, Any], min_entities: int = 2) -> str:
@@ -87,16 +90,23 @@ def markdown(doc: Mapping[str, Any], *, max_rows: int | None = None, min_entitie
         f"left out of the first column (`strata.min_cluster_entities`); the second counts "
         f"every cluster.",
         "",
-        f"| diagnostic | clusters with ≥ {min_entities} entities | every cluster | meaning |",
-        "|---|---:|---:|---|",
-        f"| clusters | {d['n_clusters']:,} | {a['n_clusters']:,} | Leiden communities of the "
-        f"entity graph |",
-        f"| MSC | {100 * d['msc']:.1f}% | {100 * a['msc']:.1f}% | clusters touched by at least "
-        f"one query |",
-        f"| SCC | {100 * d['scc']:.1f}% | {100 * a['scc']:.1f}% | chunks in a cluster touched "
-        f"by more than {p['scc_min']} queries |",
-        f"| ZQC | {d['zqc']:,} | {a['zqc']:,} | clusters no query touches "
-        f"({d['zero_query_chunks']:,} chunk memberships over every cluster) |",
+        *tables.markdown(
+            ["diagnostic", f"clusters with ≥ {min_entities} entities", "every cluster", "meaning"],
+            [
+                ["clusters", f"{d['n_clusters']:,}", f"{a['n_clusters']:,}"]
+                + ["Leiden communities of the entity graph"],
+                ["MSC", f"{100 * d['msc']:.1f}%", f"{100 * a['msc']:.1f}%"]
+                + ["clusters touched by at least one query"],
+                ["SCC", f"{100 * d['scc']:.1f}%", f"{100 * a['scc']:.1f}%"]
+                + [f"chunks in a cluster touched by more than {p['scc_min']} queries"],
+                ["ZQC", f"{d['zqc']:,}", f"{a['zqc']:,}"]
+                + [
+                    f"clusters no query touches ({d['zero_query_chunks']:,} chunk memberships "
+                    "over every cluster)"
+                ],
+            ],
+            align=["left", "right", "right", "left"],
+        ),
         "",
         "Queries per stratum: "
         + "; ".join(
@@ -107,13 +117,15 @@ def markdown(doc: Mapping[str, Any], *, max_rows: int | None = None, min_entitie
         "",
         "## Largest zero-query clusters",
         "",
-        "| cluster | label | entities | chunks |",
-        "|---:|---|---:|---:|",
     ]
-    lines += [
-        f"| {c['id']} | {_cell(c['label'])} | {c['n_entities']} | {c['n_chunks']} |"
-        for c in d["largest_zero_query_clusters"]
-    ]
+    lines += tables.markdown(
+        ["cluster", "label", "entities", "chunks"],
+        [
+            [str(c["id"]), c["label"], str(c["n_entities"]), str(c["n_chunks"])]
+            for c in d["largest_zero_query_clusters"]
+        ],
+        align=CLUSTER_ALIGN[:4],
+    )
     rows = d["clusters"] if max_rows is None else d["clusters"][:max_rows]
     lines += [
         "",
@@ -122,23 +134,18 @@ def markdown(doc: Mapping[str, Any], *, max_rows: int | None = None, min_entitie
         "Ordered by size (entities). `queries`: queries with an entity in the cluster; "
         "`primary`: queries whose gold evidence mostly lies in it.",
         "",
-        "| cluster | label | entities | chunks | queries | primary |",
-        "|---:|---|---:|---:|---:|---:|",
     ]
-    lines += [
-        f"| {c['id']} | {_cell(c['label'])} | {c['n_entities']} | {c['n_chunks']} | "
-        f"{c['n_queries']} | {c['n_primary']} |"
+    body = [
+        [str(c["id"]), c["label"], *(str(c[k]) for k in ("n_entities", "n_chunks"))]
+        + [str(c["n_queries"]), str(c["n_primary"])]
         for c in rows
     ]
     if len(rows) < len(d["clusters"]):
-        lines.append(
-            f"| … | {len(d['clusters']) - len(rows):,} more clusters in the report file | | | | |"
-        )
+        more = f"{len(d['clusters']) - len(rows):,} more clusters in the report file"
+        body.append(["…", more, "", "", "", ""])
+    header = ["cluster", "label", "entities", "chunks", "queries", "primary"]
+    lines += tables.markdown(header, body, align=CLUSTER_ALIGN)
     return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def write(doc: Mapping[str, Any], strata_path: Path, min_entities: int = 2) -> tuple[Path, Path]:

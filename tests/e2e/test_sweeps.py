@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.helpers.cli import assert_one_line_error, harness
+from tests.helpers.markdown import squeeze
 
 LAUNCHERS = {
     "basic": (),
@@ -40,7 +41,7 @@ def test_a_failing_cell_does_not_stop_the_sweep(tmp_path, launcher):
     failed = summary["jobs"][0]
     assert failed["status"] == "failed" and "OPENAI_API_KEY" in failed["error"]
     assert summary["jobs"][1]["cell"].endswith("demo/bm25-simple")
-    text = summary_md.read_text()
+    text = squeeze(summary_md.read_text())
     assert "| 1 | demo/bm25-simple | done |" in text
     assert "2 cells (1 done, 0 up to date, 1 failed)" in out.stdout
 

@@ -15,6 +15,7 @@ import pytest
 
 from tests.helpers import utility_stub
 from tests.helpers.cli import assert_one_line_error, compare, harness, leaderboard
+from tests.helpers.markdown import squeeze
 
 STUB = "tests.helpers.utility_stub"
 UTILITY = ["dseper@5", "dseper_hard@5", "seper@5"]
@@ -147,7 +148,7 @@ def test_second_retriever_reuses_the_closed_book_baseline(stub_cell, protocols_b
     assert "dseper@5" in out.stdout
     board = leaderboard(cwd=cwd)
     assert board.returncode == 0, board.stderr
-    lines = (cwd / "leaderboard" / "utility_protocols.md").read_text(encoding="utf-8")
+    lines = squeeze((cwd / "leaderboard" / "utility_protocols.md").read_text(encoding="utf-8"))
     lines = lines.splitlines()
     assert lines[2] == "| Retriever | @5 ΔSePer | @5 ΔSePer hard | @5 SePer | @5 Cov |", lines
     rows = [line for line in lines if line.startswith("| BM25")]

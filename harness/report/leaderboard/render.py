@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from harness.core import tables
 from harness.report.leaderboard.tables import Table, Value
 
 
@@ -48,18 +49,17 @@ def markdown(t: Table, ci: bool = False) -> str:
     with `ci` each mean is followed by its 95 % interval."""
     ci = ci and _has_ci(t)
     cols = _flat_columns(t)
-    lines = [f"### {t.title}", "", "| " + " | ".join([t.stub, *cols]) + " |"]
     first = t.rows[0][1] if t.rows else [Value() for _ in cols]
-    lines.append("|---|" + "".join("---:|" if _numeric(v) else "---|" for v in first))
+    align = ["left", *("right" if _numeric(v) else "left" for v in first)]
+    body = []
     if t.group_notes:
         cells = []
         for note, (_, span) in zip(t.group_notes, t.groups):
             cells += [f"*{note}*"] + [""] * (span - 1)
-        lines.append("| *corpus* | " + " | ".join(cells) + " |")
-    for label, vals in t.rows:
-        lines.append("| " + " | ".join([_esc_md(label), *(_md_cell(v, ci) for v in vals)]) + " |")
-    for label, vals in t.published:
-        lines.append("| " + " | ".join([f"*{_esc_md(label)}*", *(_num(v) for v in vals)]) + " |")
+        body.append(["*corpus*", *cells])
+    body += [[label, *(_md_cell(v, ci) for v in vals)] for label, vals in t.rows]
+    body += [[f"*{label}*", *(_num(v) for v in vals)] for label, vals in t.published]
+    lines = [f"### {t.title}", "", *tables.markdown([t.stub, *cols], body, align=align)]
     notes = [*t.notes, *([CI_NOTE] if ci else [])]
     if notes:
         lines += [""] + [f"{n}  " for n in notes]
@@ -68,10 +68,6 @@ def markdown(t: Table, ci: bool = False) -> str:
 
 def _numeric(v: Value) -> bool:
     return v.text is None or v.text[:1] in "+-0123456789"
-
-
-def _esc_md(s: str) -> str:
-    return s.replace("|", "\\|")
 
 
 _TEX = {

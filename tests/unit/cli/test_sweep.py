@@ -5,6 +5,7 @@ import json
 from omegaconf import OmegaConf
 
 from harness.cli.sweep import _claim, summarize, summary_markdown
+from tests.helpers.markdown import squeeze
 
 
 def test_sweeps_started_in_the_same_second_get_their_own_folders(tmp_path):
@@ -31,6 +32,6 @@ def test_summary_counts_and_names_a_job_that_left_no_record(tmp_path):
     assert summary["failed"] == 1
     assert summary["jobs"][1]["overrides"] == ["retriever=minilm"]
     assert "pid" not in summary["jobs"][0]
-    text = summary_markdown(summary)
+    text = squeeze(summary_markdown(summary))
     assert "| 0 | demo/bm25 | done | 1.5 |  |" in text
     assert "| 1 | retriever=minilm | no record |" in text

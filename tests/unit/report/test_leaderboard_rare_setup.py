@@ -16,6 +16,7 @@ from harness.report.leaderboard.collect import (
 from harness.report.leaderboard.render import markdown
 from harness.report.leaderboard.tables import Options, reproduction
 from tests.helpers.cells import cell
+from tests.helpers.markdown import squeeze
 
 
 def _entry(corpus, retriever, cov, display=None):
@@ -94,7 +95,7 @@ def test_reproduction_rows_say_which_config_they_compare(board):
     assert "compared: the authors' setup, bm25, qwen3-8b-rare" in notes
     assert "(model card): bge-m3 ran the model-card config" in notes
     assert "e5-large on finance" in notes  # not run
-    md = markdown(t)
+    md = squeeze(markdown(t))
     assert "| Qwen3-8B (RARE setup) | finance | coverage@10 |" in md
 
 

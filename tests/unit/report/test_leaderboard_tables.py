@@ -8,6 +8,7 @@ from harness.report.leaderboard.collect import Board, Reference
 from harness.report.leaderboard.render import csv_text, latex, markdown, tex_escape
 from harness.report.leaderboard.tables import Options, hops, reproduction, table3
 from tests.helpers.cells import cell
+from tests.helpers.markdown import squeeze
 
 
 def _entry(corpus, retriever, cov, perf, hop=None, checksum="sha256:a", stale=False):
@@ -112,7 +113,7 @@ def test_stale_cells_are_never_best_nor_ok(board):
 
 def test_markdown_latex_and_csv(board):
     t = table3(board, ["finance", "legal"], Options(), sig=None)
-    md = markdown(t)
+    md = squeeze(markdown(t))
     assert "| Retriever | finance Cov@10 | finance Perf@10 | legal Cov@10 | legal Perf@10 |" in md
     assert "| BM25 | 59.87 | **36.12** | **40.00** | **20.00** |" in md
     tex = latex(t)
@@ -157,7 +158,7 @@ def test_intervals_with_ci_and_missing_values_explained(board):
     e.doc["results"]["overall"]["ci"] = {"coverage@10": [0.5, 0.7], "perfrecall@10": [0.3, 0.4]}
     t = table3(board, ["finance", "legal"], Options(), sig=None)
     assert any(n.startswith("-: no value") for n in t.notes)  # dense has no legal cell
-    md = markdown(t, ci=True)
+    md = squeeze(markdown(t, ci=True))
     assert "| BM25 | 59.87 [50.0, 70.0] | **36.12** [30.0, 40.0] |" in md
     assert "95 % bootstrap interval" in md
     assert "[50.0, 70.0]" not in markdown(t)  # only when asked for

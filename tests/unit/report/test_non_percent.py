@@ -19,6 +19,7 @@ from harness.report.leaderboard.tables import Options, Table, _value, reproducti
 from harness.report.semantic import _aggregate_lines
 from harness.report.terminal import table, ties_line
 from tests.helpers.cells import cell
+from tests.helpers.markdown import squeeze
 
 RANK, SHARE = "answer_rank", "coverage@10"
 MEAN = {SHARE: 0.5, RANK: 11.916666666666666}  # the demo's answer_rank mean: 11.92
@@ -70,7 +71,7 @@ def test_compare_report_and_gate_read_ranks(worse_by, verdict):
     cells = [_cell("base", ranks, [0.5] * 40), _cell("cand", ranks + worse_by, [0.6] * 40)]
     opts = cmp.Options(None, 1.0, 0.05, 30, 999, 200, 0)
     metrics, rows = cmp.compare_cells(cells, opts)
-    text = cmp.render(cells, metrics, rows, opts)
+    text = squeeze(cmp.render(cells, metrics, rows, opts))
     row = {r.metric: r for r in rows}
     assert row[RANK].verdict == verdict and row[SHARE].verdict == "better"
     share_line, rank_line = [ln for ln in text.splitlines() if ln.startswith("| overall |")]
@@ -98,7 +99,8 @@ def test_leaderboard_value_and_markdown():
     assert [v.value for v in t.rows[0][1]] == pytest.approx([50.0, 11.916666666666666])
     assert t.rows[0][1][1].ci == pytest.approx((9.5, 14.25))
     assert (
-        markdown(t, ci=True).splitlines()[4] == "| bm25 | 50.00 [37.5, 62.5] | 11.92 [9.5, 14.2] |"
+        squeeze(markdown(t, ci=True)).splitlines()[4]
+        == "| bm25 | 50.00 [37.5, 62.5] | 11.92 [9.5, 14.2] |"
     )
 
 

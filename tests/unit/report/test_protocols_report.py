@@ -14,6 +14,7 @@ from harness.report.leaderboard.tables import Options
 from harness.report.protocols import lines
 from metrics.deflection import deflection
 from tests.helpers.cells import cell
+from tests.helpers.markdown import squeeze
 
 
 def _q(qid, answerable, labels=None):
@@ -110,7 +111,7 @@ def test_leaderboard_table_rows_columns_and_best(board):
 
 def test_leaderboard_table_renders_in_every_format(board):
     t = deflection_table(board, "garage", Options())
-    md = markdown(t)
+    md = squeeze(markdown(t))
     assert "| Retriever | queries yes | queries no | AUROC yes vs no top-1 |" in md
     assert "| BM25 | 40 | 10 | 0.612 | 0.600 | **0.580** | 30.00 | 50.00 |" in md
     assert "| DENSE | 40 | 10 | **0.800** | **0.750** | - | 20.00 | 40.00 |" in md

@@ -11,6 +11,7 @@ from harness.report.leaderboard.html import table_html
 from harness.report.leaderboard.render import csv_text, latex, markdown
 from harness.report.leaderboard.tables import Options, reproduction, tie_range
 from tests.helpers.cells import cell
+from tests.helpers.markdown import squeeze
 
 # General-Wiki BM25: the canonical means and the tie ranges metrics.json records for them
 MEAN = {
@@ -101,7 +102,7 @@ def test_no_dependence_shows_a_dash_and_bad_ranges_are_ignored():
 
 def test_renderers_show_the_tie_column_and_status():
     t, _ = reproduction(_board(), ["general-wiki"], Options(tolerance=0.0))
-    md = markdown(t)
+    md = squeeze(markdown(t))
     assert "| Δ | Status | Tie range |" in md
     assert "| +0.08 | OK (ties) | 64.58–64.66 |" in md
     tex = latex(t)
