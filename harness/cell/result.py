@@ -31,7 +31,6 @@ class Stored:
         self.variance = doc.get("variance") or {}
         self.semantic = doc.get("semantic")
         self.protocols = doc.get("protocols") or {}
-        self.utility: dict = {}
 
     @property
     def ties(self):
@@ -39,9 +38,6 @@ class Stored:
             "per-query tie ranges are not stored in a cell folder (its metrics.json has the "
             "means' ranges); score the run with harness.evaluate to get them"
         )
-
-    def complete(self) -> Stored:
-        return self
 
 
 @dataclass(eq=False)

@@ -26,15 +26,6 @@ def git_blob_sha1(path: Path) -> str:
     return h.hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file's bytes, hex."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(_CHUNK):
-            h.update(block)
-    return h.hexdigest()
-
-
 def verify(path: Path, expected_blob_sha1: str, how_to_fix: str) -> None:
     """Raise ChecksumError unless the file's git blob SHA-1 is the pinned one."""
     got = git_blob_sha1(path)

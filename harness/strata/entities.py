@@ -26,7 +26,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.core.errors import ConfigError
@@ -326,11 +326,3 @@ class OfflineExtractor:
 def _adjacent(sent: str, a: tuple[str, int, int], b: tuple[str, int, int]) -> bool:
     """Only spaces between two tokens (a comma, quote or bracket ends a phrase)."""
     return sent[a[2] : b[1]].isspace()
-
-
-def extract_all(
-    extractor: OfflineExtractor, texts: Mapping[str, str] | Sequence[str], *, corpus_text: bool
-) -> list[list[Mention]]:
-    """Mentions of each text, in order."""
-    items = texts.values() if isinstance(texts, Mapping) else texts
-    return [extractor.extract(t, corpus_text=corpus_text) for t in items]
