@@ -386,13 +386,11 @@ def _short(value: Any) -> str:
     return text if len(text) <= 24 else text[:21] + "..."
 
 
-_CELL_FILES = ("metrics.json", "per_query.csv", "run.trec", "qrels.trec", "config.yaml")
-
-
 def _stored(cell_dir: Path) -> Evaluation | None:
     """The cell in `cell_dir` as read back, or None when there is none (or it cannot be
     read: then it is recomputed, as an interrupted write would be)."""
-    if not all((cell_dir / f).is_file() for f in _CELL_FILES):
+    needed = [f for f in results.CELL_FILES if f != "timings.json"]  # timings are optional
+    if not all((cell_dir / f).is_file() for f in needed):
         return None
     try:
         old = Evaluation.from_disk(cell_dir)  # per_query.csv checked too

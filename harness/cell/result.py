@@ -170,9 +170,7 @@ class Evaluation:
         config.yaml, timings.json) atomically; a folder holding files is replaced only with
         `overwrite=True`."""
         folder = Path(folder).expanduser()
-        if folder.exists() and not folder.is_dir():
-            raise HarnessError(f"{folder} is a file, not a folder; pick another path")
-        if folder.exists() and any(folder.iterdir()) and not overwrite:
+        if folder.is_dir() and any(folder.iterdir()) and not overwrite:
             raise HarnessError(
                 f"{folder} already holds files; pick another folder or pass overwrite=True"
             )
@@ -200,6 +198,13 @@ class Evaluation:
                 f"{per_query_file}: {len(query_ids)} rows but metrics.json says "
                 f"{doc['benchmark'].get('n_queries')} queries; the folder is damaged, rerun "
                 "that cell"
+            )
+        missing = [m for m in doc["metrics"] if m not in values]
+        if missing:  # compare and `leaderboard --check` must gate every metric the cell names
+            raise HarnessError(
+                f"{per_query_file}: no column for {missing[0]}"
+                f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}, which "
+                "metrics.json names; the folder is damaged, rerun that cell"
             )
         store.check_means(per_query_file, values, doc)
         try:

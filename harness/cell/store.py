@@ -31,6 +31,15 @@ from harness.core.types import Benchmark, Run
 
 SCHEMA = "retrieval-harness/metrics/2"  # bump when the layout of metrics.json changes
 EARLIER = ("retrieval-harness/metrics/1",)  # what migrate reads
+# what a cell folder holds (a rewrite may drop one; anything else is not the harness's)
+CELL_FILES = (
+    "metrics.json",
+    "per_query.csv",
+    "run.trec",
+    "qrels.trec",
+    "config.yaml",
+    "timings.json",
+)
 log = logging.getLogger("harness.cell")
 
 
@@ -88,6 +97,7 @@ def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
     Linux the swap is one rename-exchange; elsewhere a kill between two renames is repaired
     by `tidy` on the next run). A failure leaves the old cell as it was. Writers of one cell
     take turns (`lock`)."""
+    _check_ours(cell_dir, files)
     try:
         with lock(cell_dir):
             _swap_in(cell_dir, files)
@@ -98,6 +108,26 @@ def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:
             f"cannot write the cell {cell_dir}: {exc.strerror}; the previous result (if any) is "
             f"kept; free space there or set results.dir to another folder"
         ) from None
+
+
+def _check_ours(cell_dir: Path, files: Mapping[str, str]) -> None:
+    """Refuse to replace what the harness did not write: a file where the cell folder goes,
+    or a folder holding files a cell does not have (replacing it would delete them)."""
+    if cell_dir.is_symlink() or (cell_dir.exists() and not cell_dir.is_dir()):
+        raise HarnessError(
+            f"{cell_dir} is a file, not a result folder; move it away (the harness never moves "
+            "a file it did not write) or set results.dir to another folder"
+        )
+    if cell_dir.is_dir():
+        ours = {*CELL_FILES, *files}
+        foreign = sorted(p.name for p in cell_dir.iterdir() if p.name not in ours)
+        if foreign:
+            raise HarnessError(
+                f"{cell_dir} holds {foreign[0]!r}"
+                f"{f' and {len(foreign) - 1} more' if len(foreign) > 1 else ''}, which is not a "
+                "cell file; move it away (replacing the folder would delete it) or set "
+                "results.dir to another folder"
+            )
 
 
 def _swap_in(cell_dir: Path, files: Mapping[str, str]) -> None:

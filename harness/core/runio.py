@@ -160,7 +160,7 @@ def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
     if rows is not None:
         return rows.to_dict()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark is not part of an id
     except UnicodeDecodeError as exc:
         raise BenchmarkError(
             f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
@@ -190,12 +190,15 @@ def read_run_rows(path: Path, fmt: str = "auto"):
     _check(path, fmt)
     if fmt == "json" or not runstore.compiled_from(path.stat().st_size, runstore.FAST_BYTES):
         return None
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    if head.startswith(b"\xef\xbb\xbf"):  # a byte order mark: the line-by-line reader drops it
+        return None
     if fmt == "auto":
         if path.suffix.lower() == ".json":
             return None
-        with open(path, "rb") as f:
-            head = f.read(1 << 16).decode("utf-8", "replace").lstrip()
-        if not head or head[:1] in ("{", "["):  # JSON, or a long blank start: read whole
+        text = head.decode("utf-8", "replace").lstrip()
+        if not text or text[:1] in ("{", "["):  # JSON, or a long blank start: read whole
             return None
     rows = runstore.Rows.read_trec(path)
     if rows is None or not rows.canonical(check_duplicates=True):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import FrozenInstanceError, dataclass, field
 from datetime import date
@@ -305,6 +306,12 @@ class Run:
                 raise BenchmarkError(
                     f"run query '{qid}' maps to {type(docs).__name__}, expected {{chunk_id: score}}"
                 )
+            bad = next((c for c, v in docs.items() if not _finite(v)), None)
+            if bad is not None:  # as Run.from_trec refuses them: no order among infinities
+                raise BenchmarkError(
+                    f"run query '{qid}', chunk '{bad}': score {docs[bad]!r} is not a finite "
+                    "number; give finite scores"
+                )
         if depth is None:
             depth = max((len(d) for d in scores.values()), default=0) or 1
         return cls.from_scores(name, scores, depth)
@@ -378,3 +385,10 @@ class Run:
     def query_ids(self) -> list[str]:
         """Query ids present in the run, in insertion order."""
         return list(self._rankings)
+
+
+def _finite(value: object) -> bool:
+    try:
+        return math.isfinite(value)
+    except TypeError:
+        return False

@@ -221,7 +221,7 @@ def _json(path: Path, raw: bytes, where: str = "") -> Any:
 
 def _text(path: Path, raw: bytes) -> str:
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")  # a byte order mark is not part of the first id
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise BenchmarkError(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -308,12 +309,22 @@ _SCRIPT = r"""
 """
 
 
+def _generated() -> str:
+    """' · generated <date>' from SOURCE_DATE_EPOCH (the reproducible-builds convention) when
+    it is set, else nothing: the same results give the same page."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if not epoch.isdigit():
+        return ""
+    when = datetime.fromtimestamp(int(epoch), timezone.utc).isoformat(timespec="seconds")
+    return f" · generated {when}"
+
+
 def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path]) -> str:
     """The whole leaderboard as one HTML document."""
     data = _data(board, corpora)
     payload = script_json(data)
     plain = [m for m, percent in data["percent"].items() if not percent]
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    stamp = _generated()
     n_cells = sum(len(board.cells[c]) for c in corpora)
     parts = [
         "<!DOCTYPE html>",
@@ -323,7 +334,7 @@ def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Retrieval leaderboard</h1>",
         f'<p class="meta">{n_cells} cells on {len(corpora)} corpora, read from '
-        f"{html.escape(str(board.results_dir))}/ · generated {now} · numbers in %"
+        f"{html.escape(str(board.results_dir))}/{stamp} · numbers in %"
         + (f" ({html.escape(', '.join(plain))}: as they are, not in %)" if plain else "")
         + "</p>",
     ]

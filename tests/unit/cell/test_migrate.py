@@ -101,3 +101,34 @@ def test_to_disk_and_back_is_the_same_result(tmp_path):
         back.to_disk(folder)
     with pytest.raises(HarnessError, match="per-query tie ranges are not stored"):
         back.per_query_ties  # noqa: B018
+
+
+def test_a_cell_never_replaces_what_the_harness_did_not_write(tmp_path):
+    import harness
+
+    ev = harness.evaluate("demo", "bm25", k=10, bootstrap=0)
+    mine = tmp_path / "notes.txt"
+    mine.write_text("my notes")
+    with pytest.raises(HarnessError, match="is a file, not a result folder"):
+        ev.to_disk(mine, overwrite=True)
+    assert mine.read_text() == "my notes" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "notes.txt"
+    ]
+    folder = tmp_path / "cell"
+    ev.to_disk(folder)
+    (folder / "plot.png").write_bytes(b"mine")
+    with pytest.raises(HarnessError, match="holds 'plot.png', which is not a cell file"):
+        ev.to_disk(folder, overwrite=True)
+    assert (folder / "plot.png").read_bytes() == b"mine"
+
+
+def test_a_per_query_file_missing_a_named_metric_is_refused(tmp_path):
+    import harness
+
+    folder = harness.evaluate("demo", "bm25", k=10, bootstrap=0).to_disk(tmp_path / "cell")
+    path = folder / "per_query.csv"
+    rows = [line.split(",") for line in path.read_text().splitlines()]
+    drop = rows[0].index("mrr@10")
+    path.write_text("\n".join(",".join(r[:drop] + r[drop + 1 :]) for r in rows) + "\n")
+    with pytest.raises(HarnessError, match="no column for mrr@10, which metrics.json names"):
+        Evaluation.from_disk(folder)

@@ -16,10 +16,10 @@ from harness.core.types import Benchmark, Chunk, Query, Run
 
 def test_write_cell_replaces_whole_directory(tmp_path):
     cell = tmp_path / "corpus" / "bm25"
-    write_cell(cell, {"a.txt": "1", "old.txt": "x"})
-    write_cell(cell, {"a.txt": "2"})
-    assert sorted(p.name for p in cell.iterdir()) == ["a.txt"]
-    assert (cell / "a.txt").read_text() == "2"
+    write_cell(cell, {"metrics.json": "1", "run.trec": "x"})
+    write_cell(cell, {"metrics.json": "2"})  # a cell file the new cell lacks goes
+    assert sorted(p.name for p in cell.iterdir()) == ["metrics.json"]
+    assert (cell / "metrics.json").read_text() == "2"
     assert [p.name for p in cell.parent.iterdir()] == ["bm25"]  # no temp dirs left
 
 

@@ -25,3 +25,21 @@ def test_missing_query_has_empty_ranking():
     run = Run.from_scores("r", {"q1": [("a", 1.0)]}, depth=5)
     assert run["q2"].ids == ()
     assert "q1" in run and "q2" not in run
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan"), "high"])
+def test_from_dict_refuses_what_from_trec_refuses(bad):
+    from harness.core.errors import HarnessError
+
+    with pytest.raises(HarnessError, match=r"^run query 'q2', chunk 'c': score .* finite number"):
+        Run.from_dict({"q1": {"a": 1.0}, "q2": {"b": 2.0, "c": bad}})
+
+
+@pytest.mark.parametrize("size", [1, 200_000])  # the line-by-line reader and the compiled one
+def test_a_byte_order_mark_is_not_part_of_the_first_query_id(tmp_path, size):
+    lines = [f"q{i} Q0 c{i} 1 {1.0 + i} r" for i in range(size)]
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())
+    run = Run.from_trec(path)
+    assert "q0" in run and not any(q.startswith("\ufeff") for q in run.query_ids())
+    assert run["q0"].ids == ("c0",)

@@ -138,3 +138,10 @@ def test_packaged_demo_is_what_the_generator_writes():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert json.loads(mod.OUT.read_text()) == mod.build()
+
+
+def test_beir_qrels_with_a_byte_order_mark(tmp_path):
+    plain = load_beir(_beir(tmp_path / "a"), name="scifact")
+    bom = _beir(tmp_path / "b", qrels="\ufeffq1\td1\t2\nq1\td2\t0\nq1\td3\t1\nq2\td2\t0\n")
+    marked = load_beir(bom, name="scifact")
+    assert [dict(q.qrels) for q in marked.queries] == [dict(q.qrels) for q in plain.queries]

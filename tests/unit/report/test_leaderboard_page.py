@@ -69,3 +69,16 @@ def test_page_data_block_has_no_markup_and_parses_back():
     # script tags are the page's own, and there is no comment at all
     assert text.lower().count("<script") == 2 and text.lower().count("</script") == 2
     assert "<!--" not in text and "<img" not in text
+
+
+def test_the_same_results_give_the_same_page(monkeypatch):
+    import time
+
+    board = _board()
+    corpora = board.corpora
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    first = page(board, corpora, [], [])
+    time.sleep(1.1)  # a wall-clock stamp would differ now
+    assert page(board, corpora, [], []) == first and "generated" not in first
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    assert "generated 2026-01-01T00:00:00+00:00" in page(board, corpora, [], [])
