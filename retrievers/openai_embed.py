@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.http import ApiClient
+from harness.core.http import ApiClient, masked_url
 
 
 class OpenAIEncoder:
@@ -100,11 +100,12 @@ class OpenAIEncoder:
             vectors = [item["embedding"] for item in items]
         except (KeyError, TypeError):
             raise HarnessError(
-                f"{self.base_url}/embeddings returned no 'data' list of embeddings"
+                f"{masked_url(self.base_url)}/embeddings returned no 'data' list of embeddings"
             ) from None
         if len(vectors) != n:
             raise HarnessError(
-                f"{self.base_url}/embeddings returned {len(vectors)} embeddings for {n} inputs"
+                f"{masked_url(self.base_url)}/embeddings returned {len(vectors)} embeddings "
+                f"for {n} inputs"
             )
         usage = payload.get("usage") or {}
         self.usage_tokens += int(usage.get("total_tokens", 0) or 0)

@@ -114,7 +114,7 @@ class ApiClient:
                 if resp.is_redirect:
                     target = resp.headers.get("Location", "?")
                     raise HarnessError(
-                        _redact(
+                        self._redact(
                             f"{url} redirected (HTTP {resp.status_code}) to {target} {what}; "
                             f"redirects are not followed so the API key stays with this "
                             f"origin: set {self.section}.base_url to the final address",
@@ -127,7 +127,9 @@ class ApiClient:
                 elif resp.status_code >= 400:
                     detail = resp.text[:300].replace("\n", " ").replace("\r", " ")
                     raise HarnessError(
-                        _redact(f"{url} answered HTTP {resp.status_code} {what}: {detail}", key)
+                        self._redact(
+                            f"{url} answered HTTP {resp.status_code} {what}: {detail}", key
+                        )
                     )
                 else:
                     try:
@@ -146,15 +148,21 @@ class ApiClient:
                     else f"{_times(attempt + 1)} in {spent:.0f} s ({self.section}.max_total_s)"
                 )
                 raise HarnessError(
-                    _redact(
+                    self._redact(
                         f"{url} failed {why} {what} (last: {reason}); check the endpoint, or "
                         f"raise {self.section}.max_retries / {self.section}.max_total_s",
                         key,
                     )
                 )
-            log.info(_redact(f"{url}: {reason}; retrying in {wait:.1f} s", key))
+            log.info(self._redact(f"{url}: {reason}; retrying in {wait:.1f} s", key))
             _sleep(wait)
         raise AssertionError("unreachable")
+
+    def _redact(self, text: str, key: str) -> str:
+        """`text` without the API key and the credentials of base_url."""
+        text = text.replace(key, REDACTED) if key else text
+        secret = urlsplit(self.base_url).netloc.rpartition("@")[0]
+        return text.replace(f"{secret}@", f"{REDACTED}@") if secret else text
 
     def _http(self) -> httpx.Client:
         if self._client is None:
@@ -177,7 +185,7 @@ def check_url(url: Any, key: str) -> str:
         ok = False
     if not ok:
         raise ConfigError(
-            f"{key} is {url!r}, not an http(s) URL; give the API's address, e.g. "
+            f"{key} is {masked_url(str(url))!r}, not an http(s) URL; give the API's address, e.g. "
             f"{key}=https://api.openai.com/v1"
         )
     return text
@@ -205,8 +213,12 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _redact(text: str, key: str) -> str:
-    return text.replace(key, REDACTED) if key else text
+def masked_url(url: str) -> str:
+    """`url` with the user and password it may carry (http://user:pw@host) masked, for
+    messages."""
+    netloc = urlsplit(url).netloc
+    secret = netloc.rpartition("@")[0]
+    return url.replace(f"{secret}@", f"{REDACTED}@", 1) if secret else url
 
 
 def _times(n: int) -> str:

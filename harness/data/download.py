@@ -42,6 +42,8 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
     The bytes go to a temporary file beside dest and are renamed into place only
     once verified, so an interrupted or corrupt download never leaves a file behind.
     """
+    from harness.core.http import masked_url  # imports httpx: only when downloading
+
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -49,7 +51,7 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
             f"cannot create the data directory {dest.parent} ({exc.strerror}); "
             f"set HARNESS_DATA_DIR to a writable folder"
         ) from None
-    log.info(f"downloading {url} -> {dest}")
+    log.info(f"downloading {masked_url(url)} -> {dest}")
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
@@ -61,13 +63,13 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 reason = getattr(exc, "reason", None) or exc
                 raise BenchmarkError(
-                    f"could not download {url}: {reason}; without network, place the file at "
-                    f"{dest} (or set HARNESS_DATA_DIR to a folder that holds it)"
+                    f"could not download {masked_url(url)}: {reason}; without network, place "
+                    f"the file at {dest} (or set HARNESS_DATA_DIR to a folder that holds it)"
                 ) from None
         verify(
             tmp,
             expected_blob_sha1,
-            f"the download from {url} is not the pinned file; check corpus.url",
+            f"the download from {masked_url(url)} is not the pinned file; check corpus.url",
         )
         os.replace(tmp, dest)
     finally:

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.http import ApiClient, Retry
+from harness.core.http import ApiClient, Retry, masked_url
 from harness.utility.protocols import Sample
 from harness.utility.spec import ModelSpec
 
@@ -112,13 +112,13 @@ class OpenAIGenerator:
                     lps = list((c["logprobs"] or {}).get("token_logprobs") or [])
             except (KeyError, TypeError, AttributeError):
                 raise HarnessError(
-                    f"{self.api.base_url} answered without token log-probabilities for "
+                    f"{masked_url(self.api.base_url)} answered without token log-probabilities for "
                     f"{self.where} {self.model}; ΔSePer needs an endpoint that returns them "
                     f"(logprobs), e.g. vLLM"
                 ) from None
             if text.strip() and not lps:
                 raise HarnessError(
-                    f"{self.api.base_url} returned no token log-probabilities for "
+                    f"{masked_url(self.api.base_url)} returned no token log-probabilities for "
                     f"{self.where} {self.model}; ΔSePer needs them; use an endpoint that "
                     f"supports logprobs (e.g. vLLM) or options.api=chat"
                 )

@@ -123,3 +123,20 @@ def test_missing_key_names_the_variable(monkeypatch):
     monkeypatch.delenv("TEST_KEY", raising=False)
     with pytest.raises(HarnessError, match="environment variable TEST_KEY"):
         _client("http://127.0.0.1:1/v1").key("model m")
+
+
+def test_credentials_in_base_url_are_masked_in_every_message(sleeps, caplog):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    caplog.set_level(logging.INFO, logger="harness.http")
+    with pytest.raises(HarnessError) as err:
+        _post(_client(f"http://alice:hunter2@127.0.0.1:{port}/v1", max_retries=1))
+    said = [str(err.value), *(r.getMessage() for r in caplog.records)]
+    assert len(said) == 2 and all("hunter2" not in m and "alice" not in m for m in said)
+    assert f"http://***@127.0.0.1:{port}/v1/embeddings failed 2 times" in said[0]
+    with pytest.raises(ConfigError) as bad:
+        _client("ftp://alice:hunter2@host/v1")
+    assert "hunter2" not in str(bad.value)
+    assert http.masked_url("https://u:p@h/v1") == "https://***@h/v1"
+    assert http.masked_url("https://h/v1") == "https://h/v1"
