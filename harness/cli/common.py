@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,17 +26,50 @@ def fail(message: str) -> NoReturn:
 
 def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """fn(*args, **kwargs), with bad input (a HarnessError, or OmegaConf's errors such as a
-    missing mandatory value) turned into one `error:` line and exit status 2."""
+    missing mandatory value) turned into one `error:` line and exit status 2. SIGTERM (what
+    `timeout` and SLURM send) and SIGHUP stop it as Ctrl-C does: the half-written cell is
+    removed on the way out, one line, exit status 128 + the signal's number."""
+    previous = _on_signals()
     try:
         return fn(*args, **kwargs)
-    except KeyboardInterrupt:
-        print(INTERRUPTED, file=sys.stderr)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        print(INTERRUPTED.replace("interrupted", f"interrupted ({name})", 1), file=sys.stderr)
+        sys.exit(128 + signum)
     except Exception as exc:
         message = error_message(exc)
         if message is None:
             raise
         fail(message)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal other than SIGINT, raised where the program is, so cleanups run."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: Any) -> NoReturn:
+    raise Stopped(signum)
+
+
+def _on_signals() -> dict[int, Any]:
+    """Raise Stopped on SIGTERM and SIGHUP; the handlers they had (none off the main thread)."""
+    previous = {}
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is None:
+            continue
+        try:
+            previous[signum] = signal.signal(signum, _raise_stopped)
+        except ValueError:  # not the main thread: leave the signals as they are
+            break
+    return previous
 
 
 INTERRUPTED = (

@@ -100,6 +100,19 @@ def test_kill_before_the_first_write_leaves_no_cell_and_the_rerun_makes_it(tmp_p
     assert sorted(p.name for p in (tmp_path / "results/demo").iterdir()) == ["bm25"]
 
 
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_is_one_line_and_leaves_nothing_half_written(tmp_path, name):
+    env = {"HARNESS_FAULT": "cell.write", "HARNESS_FAULT_SIGNAL": name}
+    res = harness(*NO_STATS, cwd=tmp_path, env=env, check=False)
+    assert res.returncode == 128 + getattr(signal, name), res.stderr
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and f"interrupted ({name})" in errors[0]
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "results").exists()  # no cell, no temp folder, no lock left
+    harness(*NO_STATS, cwd=tmp_path)
+    assert sorted(p.name for p in (tmp_path / "results/demo").iterdir()) == ["bm25"]
+
+
 @pytest.mark.parametrize("seed_a, seed_b", [("0", "1")])
 def test_result_files_are_identical_across_processes_and_hash_seeds(tmp_path, seed_a, seed_b):
     """Two processes with different PYTHONHASHSEEDs writing to different folders, semantic
