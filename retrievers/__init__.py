@@ -71,9 +71,11 @@ def build_retriever(cfg: Mapping[str, Any], runtime: Mapping[str, Any] | None = 
             )
         raise unknown_name("retriever type", str(kind), FACTORIES, "set retriever.type")
     try:
-        return FACTORIES[kind](params, runtime or {})
+        retriever = FACTORIES[kind](params, runtime or {})
     except TypeError as exc:
         raise ConfigError(f"retriever '{cfg.get('name')}': {exc}") from None
+    retriever.config = dict(cfg)  # what it was built from, for the result it makes
+    return retriever
 
 
 def _plugin(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:

@@ -68,7 +68,8 @@ def evaluate(
         "names": names,
         "k": ks,
         "relevance_level": relevance_level,
-        "depth": depth or 2**62,  # until the run is known; names are checked before retrieval
+        # until the run is known (names are checked before retrieval); 0 is refused there
+        "depth": 2**62 if depth is None else depth,
         "bootstrap": bootstrap,
         "confidence": confidence,
         "seed": seed,
@@ -79,6 +80,10 @@ def evaluate(
     }
     asked = metrics_for(names, ks, 2**62, relevance_level or 1)
     section = _utility_section(asked, utility)
+    if relevance is not None and not isinstance(relevance, Mapping):
+        raise ConfigError(
+            f"relevance must map settings to values, e.g. {{'outdated_for': []}}; got {relevance!r}"
+        )
     sections = {"relevance": dict(relevance)} if relevance else {}
     if section:
         sections["utility"] = section
@@ -88,6 +93,9 @@ def evaluate(
     run, retriever = _run_of(run_or_retriever, bench, depth, name)
     if depth is None:  # a K past the end of a short list is fine (the list is not cut)
         plan = plan.with_depth(max([run.depth, *(m.k for m in plan.metrics if m.k is not None)]))
+    built = getattr(retriever, "config", None)  # a config's retriever records its settings
+    if isinstance(built, Mapping):
+        plan.config["retriever"] = dict(built)
     plan.config["retriever"]["name"] = run.name
     for key, obj in (("generator", generator), ("nli", nli)):
         if section and obj is not None:  # the caller's model object, recorded by its type
@@ -101,7 +109,10 @@ def evaluate(
     scored = score_plan(
         plan, bench, run, doc=doc, strata_path=doc_path, extra=custom, models=(generator, nli)
     )
-    result = result_of(plan, bench, run, scored, retriever, unknown)
+    # how tables name it: the config's display_name, unless the caller renamed it
+    shown = name or plan.config["retriever"].get("display_name") or run.name
+    label = {"display_name": str(shown), "variant": {}}
+    result = result_of(plan, bench, run, scored, retriever, unknown, label=label)
     for note in result.notes:
         log.info(note)
     return result
@@ -147,6 +158,10 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     from retrievers import as_retriever, as_run
     from retrievers.run_file import RunFile
 
+    if isinstance(obj, Evaluation):  # scored before: its ranked lists, scored again here
+        obj = (
+            obj.run if obj.run is not None else Run.from_trec(obj.path / "run.trec", name=obj.name)
+        )
     if isinstance(obj, (Run, Mapping)):
         return Run.of(obj, name=name, depth=depth), _NoRetriever()
     retriever = as_retriever(obj, name=name, where=f"evaluate(..., {type(obj).__name__})")

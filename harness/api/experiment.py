@@ -87,10 +87,9 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     measures = evals[0].metrics
     rows = []
     for label, e in zip(labels, evals):
+        means = e.scored.means["overall"]["mean"]  # the numbers evaluate reports, to the bit
         row: dict[str, Any] = {"name": label}
-        for m in measures:
-            v = e.values[m]
-            row[m] = float(np.nanmean(v)) if np.any(~np.isnan(v)) else np.nan
+        row |= {m: np.nan if means[m] is None else means[m] for m in measures}
         rows.append(row)
     df = pd.DataFrame(rows)
     if baseline is None or len(evals) < 2:

@@ -251,7 +251,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
         timings["strata_s"] = time.perf_counter() - t
 
     cell_dir = plan.results_dir / bench.name / name
-    stored = _stored(cell_dir) if plan.write else None
+    stored = _stored(cell_dir, plan.force) if plan.write else None
     metrics = plan.metrics
     if stored is not None:
         verdict = _against_stored(stored, plan, bench, doc, strata_path, label)
@@ -386,18 +386,26 @@ def _short(value: Any) -> str:
     return text if len(text) <= 24 else text[:21] + "..."
 
 
-def _stored(cell_dir: Path) -> Evaluation | None:
+def _stored(cell_dir: Path, force: bool, quiet: bool = False) -> Evaluation | None:
     """The cell in `cell_dir` as read back, or None when there is none (or it cannot be
-    read: then it is recomputed, as an interrupted write would be)."""
+    read: then it is recomputed, as an interrupted write would be). A cell of a schema this
+    version does not know (written by a newer one?) is replaced only with `force`."""
     needed = [f for f in results.CELL_FILES if f != "timings.json"]  # timings are optional
     if not all((cell_dir / f).is_file() for f in needed):
         return None
     try:
         old = Evaluation.from_disk(cell_dir)  # per_query.csv checked too
         old.config["retriever"], old.config["retrieval"]["depth"]
+    except results.UnknownSchema as exc:
+        if not force:
+            raise HarnessError(f"{exc}; force=true replaces it") from None
+        if not quiet:
+            log.info(f"{exc}; replaced (force=true)")
+        return None
     except (HarnessError, OSError, ValueError, KeyError, TypeError) as exc:
         why = str(exc) if isinstance(exc, HarnessError) else f"missing or bad field {exc}"
-        log.info(f"the stored cell is damaged ({why}); computing it again")
+        if not quiet:
+            log.info(f"the stored cell is damaged ({why}); computing it again")
         return None
     return old
 
@@ -544,7 +552,8 @@ def _up_to_date(plan: CellPlan, name: str, label) -> Evaluation | None:
         return None
     corpus, files = local
     check_name("corpus.name", corpus)
-    stored = _stored(plan.results_dir / corpus / name)  # before hashing: read data once
+    # before hashing, so that a fresh cell reads its data once; notes wait for the run's own read
+    stored = _stored(plan.results_dir / corpus / name, plan.force, quiet=True)
     if stored is None or stored.earlier:
         return None
     data = _DataId(corpus, files_checksum(files))

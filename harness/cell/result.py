@@ -27,6 +27,7 @@ class Stored:
 
     def __init__(self, doc: Mapping[str, Any], values, strata):
         self.values, self.strata = values, strata
+        self.n_groups: list[int] | None = None  # per_query.csv's, when read from there
         self.means = self.intervals = self.aggregated = doc["results"]
         self.variance = doc.get("variance") or {}
         self.semantic = doc.get("semantic")
@@ -192,7 +193,7 @@ class Evaluation:
                 f"{path} is not a result folder (no per_query.csv); give "
                 "results/<corpus>/<retriever>"
             )
-        query_ids, strata, values = store.read_per_query(per_query_file)
+        query_ids, strata, groups, values = store.read_per_query(per_query_file)
         if len(query_ids) != doc["benchmark"].get("n_queries"):
             raise HarnessError(
                 f"{per_query_file}: {len(query_ids)} rows but metrics.json says "
@@ -212,6 +213,7 @@ class Evaluation:
         except (OSError, ValueError):
             timings = {}
         result = cls.from_doc(doc, query_ids=query_ids, strata=strata, values=values, path=path)
+        result.scored.n_groups = groups
         result.timings = timings if isinstance(timings, dict) else {}
         result.earlier = earlier
         return result
@@ -371,6 +373,8 @@ class Evaluation:
         data: dict[str, Any] = {k: list(v) for k, v in self.strata.items()}
         if self.benchmark is not None:
             data["n_groups"] = [len(q.groups) for q in self.benchmark.queries]
+        elif getattr(self.scored, "n_groups", None) is not None:
+            data["n_groups"] = list(self.scored.n_groups)
         data.update(self.values)
         return pd.DataFrame(data, index=pd.Index(list(self.query_ids), name="query_id"))
 

@@ -241,9 +241,10 @@ def read_metrics(path: Path, *, with_earlier: bool = False):
         raise HarnessError(f"{metrics_file}: not valid JSON ({exc}); rerun that cell") from None
     found = doc.get("schema") if isinstance(doc, dict) else None
     if found != SCHEMA and found not in EARLIER:
-        raise HarnessError(
-            f"{metrics_file}: schema is {found!r}, expected '{SCHEMA}'; rerun that cell with "
-            f"this version of the harness"
+        raise UnknownSchema(
+            f"{metrics_file}: schema is {found!r}, which this version of the harness does not "
+            f"read (it writes '{SCHEMA}'); use the version that wrote it, or rerun that cell "
+            "with this one"
         )
     shape = _bad_shape(doc)
     if shape:
@@ -272,6 +273,10 @@ def read_metrics(path: Path, *, with_earlier: bool = False):
         )
     doc, earlier = migrate(doc)
     return (doc, earlier) if with_earlier else doc
+
+
+class UnknownSchema(HarnessError):
+    """metrics.json of a schema this version neither writes nor migrates (a newer one's?)."""
 
 
 def migrate(doc: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -398,7 +403,8 @@ def check_means(path: Path, values: Mapping[str, np.ndarray], doc: Mapping[str, 
 
 
 def read_per_query(path: Path):
-    """(query ids, stratification -> labels, metric -> values) of a per_query.csv."""
+    """(query ids, stratification -> labels, gold groups per query, metric -> values) of a
+    per_query.csv."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -414,12 +420,16 @@ def read_per_query(path: Path):
     split = header.index("n_groups")
     strata_names, metric_names = header[1:split], header[split + 1 :]
     query_ids: list[str] = []
+    groups: list[int] = []
     labels: dict[str, list[str]] = {s: [] for s in strata_names}
     columns: list[list[float]] = [[] for _ in metric_names]
     for no, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise HarnessError(f"{path}:{no}: {len(row)} fields, header has {len(header)}")
         query_ids.append(row[0])
+        if not row[split].isdigit():
+            raise HarnessError(f"{path}:{no}: n_groups '{row[split][:40]}' is not a count")
+        groups.append(int(row[split]))
         for s, v in zip(strata_names, row[1:split]):
             labels[s].append(v)
         for col, v in zip(columns, row[split + 1 :]):
@@ -431,4 +441,5 @@ def read_per_query(path: Path):
                 raise HarnessError(f"{path}:{no}: value '{v}' is not finite; rerun that cell")
             col.append(x)
     values = {m: np.asarray(c, dtype=np.float64) for m, c in zip(metric_names, columns)}
-    return tuple(query_ids), {s: tuple(v) for s, v in labels.items()}, values
+    strata = {s: tuple(v) for s, v in labels.items()}
+    return tuple(query_ids), strata, groups, values

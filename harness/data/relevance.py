@@ -130,6 +130,12 @@ def judge(bench: Benchmark, spec: RelevanceSpec | None = None) -> Benchmark:
     if key in bench.derived:  # judged before with these settings: every run reuses it
         return bench.derived[key]
     judged = _judged(bench, spec)
+    if bench.queries and not any(q.groups or q.answerable == "no" for q in judged.queries):
+        raise BenchmarkError(
+            f"{bench.source}: no query has a relevant chunk (every gold group is empty, or "
+            "every grade is 0 under the relevance settings), so there is nothing to score; "
+            "check the file's gold (or relevance.grades)"
+        )
     bench.derived[key] = judged
     return judged
 

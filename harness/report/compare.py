@@ -101,7 +101,7 @@ def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) ->
     shared = [m for m in cells[0].values if all(m in c.values for c in cells[1:])]
     if not wanted:
         if not shared:
-            raise HarnessError("the result folders share no metric; rerun them with one metric set")
+            raise HarnessError("the results share no metric; score them with one metric set")
         return shared
     out = []
     lookup = {m.lower(): m for m in shared}
@@ -180,7 +180,15 @@ def _verdict(r: Row, p_holm: float, opts: Options) -> str:
 def labels(cells: Sequence[Evaluation]) -> list[str]:
     """Retriever names, or the folders when two cells share a name (main vs branch)."""
     names = [c.retriever for c in cells]
-    return names if len(set(names)) == len(names) else [str(c.path) for c in cells]
+    if len(set(names)) == len(names):
+        return names
+    return [
+        str(c.path) if c.path is not None else f"{c.retriever} ({i})" for i, c in enumerate(cells)
+    ]
+
+
+def _folder(cell: Evaluation) -> str:
+    return f"`{cell.path}`" if cell.path is not None else "(not saved)"
 
 
 def regressions(rows: Sequence[Row]) -> list[Row]:
@@ -219,7 +227,7 @@ def render(cells: Sequence[Evaluation], metrics: list[str], rows: list[Row], opt
     lines += markdown(
         ["role", "retriever", "folder", "depth"],
         [
-            ["baseline" if i == 0 else "candidate", c.retriever, f"`{c.path}`", str(c.depth)]
+            ["baseline" if i == 0 else "candidate", c.retriever, _folder(c), str(c.depth)]
             for i, c in enumerate(cells)
         ],
         left=3,

@@ -72,9 +72,25 @@ def test_an_earlier_cell_lacking_tie_ranges_still_reads(tmp_path):
 def test_an_unknown_schema_is_one_error(tmp_path):
     cfg = _config(tmp_path, "corpus=demo", "stats.bootstrap=0")
     first = execute.run_cell(cfg)
-    _rewrite(first.path, schema="retrieval-harness/metrics/0")
-    with pytest.raises(HarnessError, match="schema is 'retrieval-harness/metrics/0'"):
+    _rewrite(first.path, schema="retrieval-harness/metrics/9")
+    with pytest.raises(HarnessError, match="schema is 'retrieval-harness/metrics/9', which"):
         Evaluation.from_disk(first.path)
+    # a run never replaces a cell of a schema it does not know (a newer version's) unasked
+    with pytest.raises(HarnessError, match="does not read .*; force=true replaces it$"):
+        execute.run_cell(cfg)
+    assert json.loads((first.path / "metrics.json").read_text())["schema"].endswith("/9")
+    again = execute.run_cell(_config(tmp_path, "corpus=demo", "stats.bootstrap=0", "force=true"))
+    assert again.doc["schema"] == "retrieval-harness/metrics/2"
+
+
+def test_a_result_read_back_keeps_its_gold_counts_and_can_be_scored_again(tmp_path):
+    import harness
+
+    ev = harness.evaluate("demo", "bm25", k=10, bootstrap=0)
+    back = Evaluation.from_disk(ev.to_disk(tmp_path / "cell"))
+    assert back.per_query.equals(ev.per_query)
+    table = harness.Experiment([back, ev.run], "demo", k=10, names=["disk", "memory"])
+    assert table.loc[0, "ndcg@10"] == table.loc[1, "ndcg@10"] == ev.means.loc["overall", "ndcg@10"]
 
 
 def test_to_disk_and_back_is_the_same_result(tmp_path):

@@ -145,3 +145,13 @@ def test_beir_qrels_with_a_byte_order_mark(tmp_path):
     bom = _beir(tmp_path / "b", qrels="\ufeffq1\td1\t2\nq1\td2\t0\nq1\td3\t1\nq2\td2\t0\n")
     marked = load_beir(bom, name="scifact")
     assert [dict(q.qrels) for q in marked.queries] == [dict(q.qrels) for q in plain.queries]
+
+
+def test_a_benchmark_with_nothing_to_score_is_refused(tmp_path):
+    from harness.core.errors import BenchmarkError
+    from harness.data.relevance import judge
+
+    zeros = "query-id\tcorpus-id\tscore\nq1\td1\t0\nq2\td2\t0\n"
+    bench = load_beir(_beir(tmp_path, qrels=zeros), name="scifact")
+    with pytest.raises(BenchmarkError, match="no query has a relevant chunk"):
+        judge(bench)
