@@ -312,6 +312,9 @@ def grade_of(raw: Any) -> int | None:
     return None
 
 
+MAX_GRADE = 2**31 - 1  # a C int, as trec_eval keeps relevance; larger ones overflowed
+
+
 class QrelsCollector:
     """Judgments as BEIR qrels give them, from a TSV file or a dataset's rows: an integer
     score is a grade, any other a label name (RELATED); one judgment per (query, chunk)."""
@@ -324,6 +327,11 @@ class QrelsCollector:
     def add(self, at: str, place: str, qid: str, cid: str, raw: Any) -> None:
         """One judgment; `at` names it in errors ("file:3"), `place` in later ones ("line 3")."""
         grade = grade_of(raw)
+        if grade is not None and not -MAX_GRADE <= grade <= MAX_GRADE:
+            raise BenchmarkError(
+                f"{at}: grade {grade} is out of range; grades are small integers "
+                f"(|grade| <= {MAX_GRADE:,}, as trec_eval reads them), e.g. 0, 1, 2"
+            )
         if grade is None and not (isinstance(raw, str) and raw[:1].isalpha()):
             shown = f"'{raw}'" if isinstance(raw, str) else repr(raw)
             raise BenchmarkError(

@@ -155,3 +155,12 @@ def test_a_benchmark_with_nothing_to_score_is_refused(tmp_path):
     bench = load_beir(_beir(tmp_path, qrels=zeros), name="scifact")
     with pytest.raises(BenchmarkError, match="no query has a relevant chunk"):
         judge(bench)
+
+
+@pytest.mark.parametrize("grade", ["99999999999999999999999", "-4294967296"])
+def test_an_out_of_range_grade_is_one_error(tmp_path, grade):
+    from harness.core.errors import BenchmarkError
+
+    qrels = f"query-id\tcorpus-id\tscore\nq1\td1\t{grade}\n"
+    with pytest.raises(BenchmarkError, match=r"test.tsv:2: grade .* is out of range"):
+        load_beir(_beir(tmp_path, qrels=qrels), name="scifact")
