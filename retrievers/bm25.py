@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, check_flag
 from harness.core.types import Chunk, Query, Ranking, Run
 from retrievers.tokenize import get_tokenizer
 from retrievers.topk import id_positions, ranked, top_of_row
@@ -99,6 +99,7 @@ class BM25:
             raise ConfigError(f"retriever.epsilon must be >= 0, got {epsilon}")
         self.name = name
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
+        stopwords = check_flag(stopwords, "retriever.stopwords")
         self.tokenize = get_tokenizer(tokenizer, stopwords=stopwords)
         self._vocab: dict[str, int] = {}
         self._ids = np.empty(0, dtype=object)

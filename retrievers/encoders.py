@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError, HarnessError, check_flag
 from retrievers.model_source import (
     check_holds,
     first_line,
@@ -157,10 +157,7 @@ class SentenceTransformerEncoder:
         task: str | None = None,
         device: Any = "auto",
     ):
-        if not isinstance(trust_remote_code, bool):
-            raise ConfigError(
-                f"retriever.trust_remote_code must be true or false, got {trust_remote_code!r}"
-            )
+        check_flag(trust_remote_code, "retriever.trust_remote_code")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(
                 f"retriever.batch_size must be a positive integer, got {batch_size!r}"
@@ -203,7 +200,7 @@ class SentenceTransformerEncoder:
             "document": (document_prompt, document_prompt_name),
         }
         self.max_seq_length = max_seq_length
-        self.normalize = bool(normalize)
+        self.normalize = check_flag(normalize, "retriever.normalize")
         self.batch_size = batch_size
         self.trust_remote_code = trust_remote_code
         self.model_kwargs = dict(model_kwargs or {})

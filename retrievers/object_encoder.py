@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import HarnessError
+from harness.core.errors import HarnessError, check_flag
 
 
 class ObjectEncoder:
@@ -33,7 +33,7 @@ class ObjectEncoder:
             getattr(obj, "model_id", None) or f"{type(obj).__module__}.{type(obj).__qualname__}"
         )
         self.cache_id = cache_id or name
-        self.normalize = bool(normalize)
+        self.normalize = check_flag(normalize, "normalize")
         self.batch_size = batch_size
 
     def identity(self, role: str) -> dict[str, Any]:

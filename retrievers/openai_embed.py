@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError, HarnessError, check_flag
 from harness.core.http import ApiClient, masked_url
 
 
@@ -54,7 +54,7 @@ class OpenAIEncoder:
         self.base_url = self.api.base_url
         self.dimensions = dimensions
         self.batch_size = batch_size
-        self.normalize = bool(normalize)
+        self.normalize = check_flag(normalize, "retriever.normalize")
         self.prompts = {"query": query_prompt, "document": document_prompt}
         self.usage_tokens = 0
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, check_flag
 from harness.core.runio import check_unknown_ids
 from harness.data.relevance import RelevanceSpec
 from metrics.evaluate import BootstrapSpec
@@ -81,6 +81,13 @@ class CellPlan:
                 for k, d in (("device", "auto"), ("cache", True), ("cache_dir", None))
             }
         )
+        results = config["results"]
+        if not isinstance(results.get("dir"), str) or not results["dir"].strip():
+            raise ConfigError(
+                f"results.dir is {results.get('dir')!r}; give the folder cells go to "
+                "(default: results)"
+            )
+        check_flag(results.get("write", True), "results.write")
         return cls(
             config=config,
             retriever=config["retriever"],

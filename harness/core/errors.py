@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import errno
 from collections.abc import Iterable
+from typing import Any
 
 # OSError numbers that are faults of the machine, not of the code: a full, read-only or
 # failing disk, or missing rights. They become one error line, not a traceback.
@@ -40,3 +41,11 @@ def unknown_name(kind: str, value: str, valid: Iterable[str], fix: str = "") -> 
     if fix:
         msg += f"; {fix}"
     return ConfigError(msg)
+
+
+def check_flag(value: Any, key: str) -> bool:
+    """`value` when it is true or false; else a ConfigError naming `key` (Python's truthiness
+    would take "sometimes" or 5 for true)."""
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} must be true or false, got {value!r}")
+    return value

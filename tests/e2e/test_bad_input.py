@@ -601,3 +601,17 @@ def test_write_redqa_helper_is_still_valid(tmp_path):
     res = harness(*R, "results.write=false", cwd=tmp_path, check=False)
     assert res.returncode == 0, res.stderr
     assert write_redqa(tmp_path / "y.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("retriever.stopwords=5", "retriever.stopwords must be true or false, got 5"),
+        ("results.dir=", "results.dir is ''; give the folder cells go to"),
+        ("results.write=maybe", "results.write=maybe; Value 'maybe' is not a valid bool"),
+    ],
+)
+def test_settings_python_would_take_for_true_are_refused(tmp_path, override, message):
+    res = harness(override, "stats.bootstrap=0", cwd=tmp_path, check=False)
+    assert res.returncode == 2 and message in res.stderr
+    assert list(tmp_path.iterdir()) == []
