@@ -82,13 +82,22 @@ class RelevanceSpec:
                 raise ConfigError(
                     f"relevance.max_age_days.{value} must be a number of days >= 0, got {days!r}"
                 )
-        distractors = cfg.get("distractors", base.distractors)
+        distractors = tuple(
+            map(label_key, _names(cfg.get("distractors", base.distractors), "distractors"))
+        )
+        known = {*checked, *base.distractors}  # the grades' labels, and the default ones
+        unknown = [d for d in distractors if d not in known]
+        if unknown:  # a distractor is a label; one no grade names would never match
+            raise ConfigError(
+                f"relevance.distractors names '{unknown[0]}', which relevance.grades does not "
+                f"list{did_you_mean(unknown[0], list(checked))}; labels: {', '.join(checked)}"
+            )
         return cls(
             grades=checked,
             dynamism_field=field_name,
             outdated_for=_names(cfg.get("outdated_for", base.outdated_for), "outdated_for"),
             max_age_days={str(k): int(v) for k, v in ages.items()},
-            distractors=tuple(map(label_key, _names(distractors, "distractors"))),
+            distractors=distractors,
         )
 
     def as_config(self) -> dict[str, Any]:

@@ -269,3 +269,12 @@ def test_beir_grade_and_label_for_one_pair_is_an_error(tmp_path):
     folder = write_beir(tmp_path, [{"_id": "1", "text": "x"}], "1\td1\t1\n1\td1\tRELATED\n")
     with pytest.raises(BenchmarkError, match="both a grade and a label"):
         load_beir(folder, name="t")
+
+
+def test_a_distractor_the_grades_do_not_name_is_refused():
+    from harness.core.errors import ConfigError
+    from harness.data.relevance import RelevanceSpec
+
+    with pytest.raises(ConfigError, match=r"names 'RELATD'.*\(did you mean 'RELATED'\?\)"):
+        RelevanceSpec.from_config({"distractors": ["RELATD"]})
+    assert RelevanceSpec.from_config({"distractors": ["related"]}).distractors == ("RELATED",)
