@@ -185,10 +185,13 @@ def parse_metric(text: str, level: int = 1) -> Metric:
     if key == "map" and k is not None:
         key = "map_cut"
     if key not in FAMILIES:
+        from harness.core.paths import group_options
+
         valid = [f.name for f in FAMILIES.values()]
+        sets = ", ".join(group_options("metrics"))
         raise ConfigError(
             f"unknown metric '{m.group(1)}'{did_you_mean(m.group(1), [*FAMILIES, *ALIASES])}; "
-            f"valid: {', '.join(valid)}"
+            f"valid: {', '.join(valid)}; or a whole set by its config name ({sets})"
         )
     family = FAMILIES[key]
     if family.cut and k is None:
