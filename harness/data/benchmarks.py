@@ -23,6 +23,7 @@ from harness.data.records import (
     QrelsCollector,
     _absent_gold,
     _absent_judged,
+    _absent_labelled,
     _beir_query,
     _check_unique,
     parse_date,
@@ -157,6 +158,9 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
     absent = _absent_gold(path, queries, corpus)
     if absent:
         metadata["judged_not_in_corpus"] = absent
+    labelled = _absent_labelled(path, {q.query_id: q.labels for q in queries}, corpus)
+    if labelled:
+        metadata["labelled_not_in_corpus"] = labelled
     return Benchmark(
         name=name,
         corpus=corpus,
@@ -264,6 +268,9 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
     }
     if absent:
         metadata["judged_not_in_corpus"] = absent
+    labelled = _absent_labelled(folder / "qrels", labels, corpus)
+    if labelled:
+        metadata["labelled_not_in_corpus"] = labelled
     return Benchmark(
         name=name,
         corpus=corpus,

@@ -269,6 +269,24 @@ def _absent_gold(
     }
 
 
+def _absent_labelled(
+    path: Path, labels: Mapping[str, Mapping[str, str] | None], corpus: Mapping[str, Chunk]
+) -> dict[str, Any] | None:
+    """Labels (query -> {chunk id: label}) naming chunks the corpus lacks, counted with
+    examples (a label grades a chunk; one that cannot be retrieved grades nothing a run
+    returns); None when there are none."""
+    chunks: dict[str, None] = {}
+    count = 0
+    for labelled in labels.values():
+        missing = [c for c in labelled or {} if c not in corpus]
+        count += len(missing)
+        chunks.update(dict.fromkeys(missing))
+    if not count:
+        return None
+    # noted by harness.data.relevance.judge, once the labels themselves are known good
+    return {"labels": count, "chunks": len(chunks), "examples": list(chunks)[:5]}
+
+
 def _absent_judged(
     path: Path, qrels: Mapping[str, Mapping[str, int]], corpus: Mapping[str, Chunk]
 ) -> dict[str, Any] | None:

@@ -154,6 +154,13 @@ def _judged(bench: Benchmark, spec: RelevanceSpec) -> Benchmark:
         return bench
     counts = {"labels": 0, "outdated_zeroed": 0, "groups_emptied": 0, "queries_windowed": 0}
     queries = tuple(_judge_query(bench, q, spec, counts) for q in bench.queries)
+    absent = bench.metadata.get("labelled_not_in_corpus")
+    if absent:  # after the labels were checked: a bad label is the one line a run prints
+        log.info(
+            f"{bench.source}: {absent['labels']} label(s) name {absent['chunks']} chunk id(s) "
+            f"not in the corpus (e.g. {', '.join(map(repr, absent['examples']))}); kept, but "
+            "no run can retrieve those chunks"
+        )
     if counts["groups_emptied"]:
         log.info(
             f"{bench.source}: {counts['groups_emptied']} gold group(s) of fast-changing "

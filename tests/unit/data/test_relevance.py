@@ -278,3 +278,21 @@ def test_a_distractor_the_grades_do_not_name_is_refused():
     with pytest.raises(ConfigError, match=r"names 'RELATD'.*\(did you mean 'RELATED'\?\)"):
         RelevanceSpec.from_config({"distractors": ["RELATD"]})
     assert RelevanceSpec.from_config({"distractors": ["related"]}).distractors == ("RELATED",)
+
+
+def test_labels_for_chunks_the_corpus_lacks_are_noted(tmp_path, caplog):
+    import logging
+
+    record = q(labels={"b": "RELATED", "ghost": "RELATED", "shade": "OUTDATED"})
+    with caplog.at_level(logging.INFO, logger="harness"):
+        b = load_redqa(write(tmp_path, [record]), name="t")
+        judge(b)  # noted once the labels are known good
+    assert b.metadata["labelled_not_in_corpus"] == {
+        "labels": 2,
+        "chunks": 2,
+        "examples": ["ghost", "shade"],
+    }
+    said = [r.getMessage() for r in caplog.records if "label(s) name" in r.getMessage()]
+    assert len(said) == 1 and "2 label(s) name 2 chunk id(s) not in the corpus" in said[0]
+    clean = load_redqa(write(tmp_path, [q(labels={"b": "RELATED"})]), name="t")
+    assert "labelled_not_in_corpus" not in clean.metadata
