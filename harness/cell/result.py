@@ -8,7 +8,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +97,7 @@ class Evaluation:
         """metrics.json's `results`: means, CIs and tie ranges, overall and per stratum."""
         return self.scored.aggregated
 
-    @cached_property
+    @property
     def date(self) -> str | None:
         """When the folder was written (timings.json), None for a fresh result."""
         return self.timings.get("date")
@@ -108,8 +107,8 @@ class Evaluation:
     @property
     def doc(self) -> dict[str, Any]:
         """metrics.json (schema metrics/2): as read, or built now (every statistic computed)."""
-        if self.loaded is None:
-            self.loaded = json.loads(to_json(self._metrics_doc()))
+        if self.loaded is None:  # serialized once, by files()
+            self.loaded = self._metrics_doc()
         return self.loaded
 
     def _metrics_doc(self) -> dict[str, Any]:
