@@ -34,7 +34,7 @@ __all__ = [
 _LAZY = {
     "Benchmark": ("harness.core.types", "Benchmark"),
     "Query": ("harness.core.types", "Query"),
-    "Run": ("harness.core.types", "Run"),
+    "Run": ("harness.core.run", "Run"),
     "HarnessError": ("harness.core.errors", "HarnessError"),
     "load_benchmark": ("harness.api.loading", "load_benchmark"),
     "get_retriever": ("harness.api.loading", "get_retriever"),
@@ -80,7 +80,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ does th
     from harness.api.experiment import Experiment
     from harness.api.loading import get_retriever, load_benchmark
     from harness.core.errors import HarnessError
-    from harness.core.types import Benchmark, Query, Run
+    from harness.core.run import Run
+    from harness.core.types import Benchmark, Query
 
 # conf/hydra/launcher/{joblib,submitit_*}.yaml spell out the launcher plugins' settings under
 # the plugins' own names (so `hydra/launcher=joblib` picks ours); Hydra 1.3 then warns on

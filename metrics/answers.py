@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from harness.core.types import Benchmark, Chunk, Query, Ranking
+from harness.core.run import Ranking
+from harness.core.types import Benchmark, Chunk, Query
 from metrics.registry import Metric
 
 FAMILIES = ("answer_recall", "answer_rank", "outdated")

@@ -19,7 +19,8 @@ import numpy as np
 
 from harness.core.errors import BenchmarkError
 from harness.core.labels import label_key as core_label_key
-from harness.core.types import ANSWERABLE, Benchmark, Query, Run
+from harness.core.run import Run
+from harness.core.types import ANSWERABLE, Benchmark, Query
 
 QUANTILES = (("q25", 25.0), ("median", 50.0), ("q75", 75.0))
 

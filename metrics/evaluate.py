@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.core.labels import label_order
-from harness.core.types import Benchmark, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark
 from metrics import answers, group, standard, stats
 from metrics.registry import Metric
 
@@ -81,7 +82,7 @@ def _check_codes(benchmark: Benchmark, rankings) -> None:
     """Codes must be positions in this benchmark's corpus (-1 for an id it lacks), or matches
     would be wrong: check each ranking's first and last chunk (cheap; catches a retriever with
     another order). A lazy ranking (read from a run file) got its codes from this very
-    lookup (harness.core.runio.apply_unknown_ids), so its ids are not decoded to check them."""
+    lookup (harness.core.run.files.apply_unknown_ids), so its ids are not decoded to check them."""
     vocab = benchmark.vocab
     for r in rankings:
         if r.codes is None or getattr(r, "place", None) is not None or not len(r.ids):

@@ -20,7 +20,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from harness.core.types import Ranking
+from harness.core.run import Ranking
 
 
 @dataclass(frozen=True)
@@ -103,13 +103,13 @@ def flat_codes(rankings: Sequence[Ranking | Sequence[str]], judged: Judged):
             by_id.append(len(parts))
             parts.append(r)
     if by_id and len(by_id) == len(parts):  # all matched by id: maybe one store's rankings
-        from harness.core.runstore import id_codes_joined
+        from harness.core.run.store import id_codes_joined
 
         joined = id_codes_joined(parts, judged.code, _own(judged, by_id, parts))
         if joined is not None:
             return joined
     if by_id:
-        from harness.core.runstore import id_codes
+        from harness.core.run.store import id_codes
 
         chosen = [parts[i] for i in by_id]
         for i, codes in zip(by_id, id_codes(chosen, judged.code, _own(judged, by_id, chosen))):
@@ -142,7 +142,7 @@ def _own(judged: Judged, rows: list[int], rankings):
     ranking is of a large run)."""
     if all(getattr(r, "place", None) is None for r in rankings):
         return None
-    from harness.core.runstore import ranges
+    from harness.core.run.store import ranges
 
     at = np.searchsorted(judged.rows, np.arange(judged.n_queries + 1))
     picked = np.asarray(rows, np.int64)

@@ -27,7 +27,8 @@ from itertools import chain
 
 import numpy as np
 
-from harness.core.types import Benchmark, Query, Ranking, Run
+from harness.core.run import Ranking, Run
+from harness.core.types import Benchmark, Query
 from metrics import answers
 from metrics.registry import Metric
 

@@ -15,7 +15,6 @@ from pathlib import PurePath
 from typing import Any
 
 from harness.core.errors import ConfigError, unknown_name
-from harness.core.types import Run
 from retrievers.base import Retriever, check_retriever, is_encoder
 
 
@@ -177,16 +176,3 @@ def _named_or_file(given: str | PurePath, name: str | None, runtime) -> Retrieve
     from retrievers.run_file import RunFile
 
     return RunFile(path=str(path), name=name)
-
-
-def as_run(result: Any, name: str, depth: int) -> Run:
-    """What a retriever's search returned, as a Run: a Run as it is, `{qid: {chunk: score}}`
-    made canonical (so plug-ins may return plain dicts)."""
-    if isinstance(result, Run):
-        return result
-    if isinstance(result, Mapping):
-        return Run.from_scores(name, result, depth)
-    raise ConfigError(
-        f"retriever '{name}': search() returned {type(result).__name__}; return a harness.Run "
-        "or a dict {query_id: {chunk_id: score}}"
-    )

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from harness.core.errors import ConfigError
-from harness.core.types import Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.types import Chunk, Query
 
 
 @runtime_checkable

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from harness.core.errors import ConfigError, check_flag
-from harness.core.types import Chunk, Query, Ranking, Run
+from harness.core.run import Ranking, Run
+from harness.core.types import Chunk, Query
 from retrievers.tokenize import get_tokenizer
 from retrievers.topk import id_positions, ranked, top_of_row
 

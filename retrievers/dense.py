@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.types import Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.types import Chunk, Query
 from retrievers.embed_cache import default_root, encode_cached, fill_cache
 from retrievers.search import InnerProductSearch
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.core.errors import ConfigError
-from harness.core.types import Chunk, Query, Run, canonical
+from harness.core.run import Run, canonical
+from harness.core.types import Chunk, Query
 
 FUSIONS = ("rrf", "weighted")
 

@@ -4,8 +4,8 @@ TREC: one line per retrieved chunk, `qid Q0 docid rank score tag` (trec_eval rea
 not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Query ids the benchmark does not
 know are reported and left out; chunk ids the corpus lacks are reported and stay in the ranked
 list (code -1), where `run.unknown_ids` decides how they are scored
-(harness.core.runio.apply_unknown_ids); queries the run lacks score 0. A large TREC file is
-read, checked and ordered by compiled code (harness.core.runstore), with the same notes.
+(harness.core.run.files.apply_unknown_ids); queries the run lacks score 0. A large TREC file is
+read, checked and ordered by compiled code (harness.core.run.store), with the same notes.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import BenchmarkError, ConfigError
-from harness.core.runio import FORMATS, read_run, read_run_rows
-from harness.core.types import Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.run.files import FORMATS, read_run, read_run_rows
+from harness.core.types import Chunk, Query
 
 _EXAMPLES = 5
 
@@ -86,7 +87,7 @@ class RunFile:
         return Run.from_scores(self.name, kept, depth, self._corpus)
 
     def _search_rows(self, rows, wanted: set[str], depth: int) -> Run:
-        """search() over a large run's rows (harness.core.runstore.Rows): the same checks
+        """search() over a large run's rows (harness.core.run.store.Rows): the same checks
         and notes, counted with arrays."""
         qids = rows.query_ids
         keep = np.fromiter((q in wanted for q in qids), bool, len(qids))

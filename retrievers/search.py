@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.types import Ranking
+from harness.core.run import Ranking
 from retrievers.topk import id_positions, top_of_candidates, top_of_row
 
 BACKENDS = ("auto", "faiss", "torch", "numpy")

@@ -7,7 +7,7 @@ from operator import lt
 
 import numpy as np
 
-from harness.core.types import Ranking
+from harness.core.run import Ranking
 
 
 def id_positions(ids: Sequence[str]) -> np.ndarray:

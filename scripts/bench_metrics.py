@@ -59,7 +59,7 @@ def timed(label: str, fn, report: dict, repeat: int = 1):
 
 
 def bench_harness(qrels, run, vocab, report):
-    from harness.core.types import Run
+    from harness.core.run import Run
     from metrics import standard
 
     wanted = [

@@ -104,7 +104,7 @@ def child(tool: str, run_path: str, qrels_path: str, out: str) -> None:
     times: dict[str, float] = {}
     t0 = time.perf_counter()  # imports count: a user's process pays them
     if tool == "harness":
-        from harness.core.types import Run
+        from harness.core.run import Run
         from metrics import standard
 
         times["import"] = time.perf_counter() - t0

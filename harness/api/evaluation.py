@@ -9,7 +9,8 @@ from typing import Any
 
 from harness.cell.result import Evaluation
 from harness.core.errors import ConfigError
-from harness.core.types import Benchmark, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark
 
 log = logging.getLogger("harness.api")
 
@@ -59,7 +60,7 @@ def evaluate(
     from harness.api.loading import load_benchmark
     from harness.cell.execute import result_of, score_plan
     from harness.cell.plan import CellPlan
-    from harness.core.runio import apply_unknown_ids
+    from harness.core.run.files import apply_unknown_ids
     from harness.data.relevance import judge
     from metrics.registry import metrics_for
 
@@ -155,7 +156,7 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     a run's own depth (a run file's too) and gives a retriever the schema's retrieval.depth."""
     from harness.cell.plan import check_name
     from harness.core.confs import RetrievalConf
-    from retrievers import as_retriever, as_run
+    from retrievers import as_retriever
     from retrievers.run_file import RunFile
 
     if isinstance(obj, Evaluation):  # scored before: its ranked lists, scored again here
@@ -169,8 +170,11 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
         check_name("the retriever's name", retriever.name)
         depth = RetrievalConf().depth if depth is None else depth
     retriever.index(bench.corpus)
-    run = as_run(retriever.search(bench.queries, depth=depth), retriever.name, depth)
-    return (run if not name or run.name == name else Run.of(run, name=name)), retriever
+    found = retriever.search(bench.queries, depth=depth)
+    where = f"retriever '{retriever.name}' search(): "
+    # a Run keeps its own name unless the caller gave one; a dict takes the retriever's
+    named = name or getattr(found, "name", retriever.name)
+    return Run.of(found, name=named, depth=depth, where=where), retriever
 
 
 def _strata(strata, bench: Benchmark):

@@ -19,8 +19,9 @@ from harness.cell.plan import CellPlan, check_name
 from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError
 from harness.core.files import check_writable, to_json
-from harness.core.runio import apply_unknown_ids, unknown_ids_note
-from harness.core.types import Benchmark, Run
+from harness.core.run import Run
+from harness.core.run.files import apply_unknown_ids, unknown_ids_note
+from harness.core.types import Benchmark
 from harness.data.benchmarks import load_benchmark
 from harness.data.relevance import RelevanceSpec, judge
 from harness.strata import apply as semantic_report
@@ -29,7 +30,7 @@ from harness.strata.hop import stratify
 from metrics.evaluate import BootstrapSpec, aggregate, per_query, with_ties
 from metrics.registry import Metric
 from metrics.strata_stats import StrataSpec
-from retrievers import as_run, build_retriever
+from retrievers import build_retriever
 
 log = logging.getLogger("harness.cell")
 
@@ -277,9 +278,9 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     retriever.index(bench.corpus)
     timings["index_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    run = as_run(retriever.search(bench.queries, depth=plan.depth), name, plan.depth)
-    if run.name != name:  # the cell's name tags its run (a variant's settings included)
-        run = Run.of(run, name=name)
+    # the cell's name tags its run (a variant's settings included)
+    found = retriever.search(bench.queries, depth=plan.depth)
+    run = Run.of(found, name=name, depth=plan.depth, where=f"retriever '{name}' search(): ")
     ids = [q.query_id for q in bench.queries]
     run, unknown = apply_unknown_ids(
         run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table
@@ -587,7 +588,7 @@ def _shown(stored: Evaluation, hint, shown: Sequence[str]) -> Evaluation:
 def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hint) -> Evaluation:
     """Score the cell's stored ranked list with its metrics and the ones asked for (the
     union: metric sets never displace each other) and rewrite the cell; no retrieval."""
-    from harness.core.runio import read_run
+    from harness.core.run.files import read_run
 
     started = time.perf_counter()
     cell_dir = stored.path

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError, check_flag
-from harness.core.runio import check_unknown_ids
+from harness.core.run.files import check_unknown_ids
 from harness.data.relevance import RelevanceSpec
 from metrics.evaluate import BootstrapSpec
 from metrics.registry import Metric, metrics_for

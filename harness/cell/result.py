@@ -17,7 +17,8 @@ from harness.cell import store
 from harness.core import provenance
 from harness.core.errors import HarnessError
 from harness.core.files import to_json
-from harness.core.types import Benchmark, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark
 
 
 class Stored:

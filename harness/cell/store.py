@@ -26,8 +26,9 @@ import numpy as np
 from harness.core.errors import DISK_ERRNOS, HarnessError
 from harness.core.faults import checkpoint
 from harness.core.files import hold_lock, make_dirs, new_dirs, remove_empty
-from harness.core.runio import trec_lines
-from harness.core.types import Benchmark, Run
+from harness.core.run import Run
+from harness.core.run.files import trec_lines
+from harness.core.types import Benchmark
 
 SCHEMA = "retrieval-harness/metrics/2"  # bump when the layout of metrics.json changes
 EARLIER = ("retrieval-harness/metrics/1",)  # what migrate reads

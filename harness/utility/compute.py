@@ -21,7 +21,8 @@ from typing import Any
 from harness.core.errors import ConfigError
 from harness.core.paths import cache_dir
 from harness.core.progress import Progress
-from harness.core.types import Benchmark, Query, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark, Query
 from harness.utility.cache import Store, content_key
 from harness.utility.models import Given, Lazy
 from harness.utility.seper import cluster, hard_seper, sequence_weights, soft_seper

@@ -16,7 +16,8 @@ from scipy import sparse
 
 import retrievers.bm25 as bm25_module
 from harness.core.errors import ConfigError
-from harness.core.types import Chunk, Query, canonical
+from harness.core.run import canonical
+from harness.core.types import Chunk, Query
 from retrievers.bm25 import BM25
 from retrievers.topk import id_positions
 

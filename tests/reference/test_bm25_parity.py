@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from harness.core.types import Chunk, Query, canonical
+from harness.core.run import canonical
+from harness.core.types import Chunk, Query
 from harness.data.benchmarks import load_benchmark
 from retrievers.bm25 import BM25
 from retrievers.tokenize import get_tokenizer

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.core.types import canonical
+from harness.core.run import canonical
 from metrics import standard
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

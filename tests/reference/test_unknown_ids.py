@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 import harness
 from harness.core.errors import ConfigError
-from harness.core.runio import apply_unknown_ids
-from harness.core.types import Benchmark, Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.run.files import apply_unknown_ids
+from harness.core.types import Benchmark, Chunk, Query
 from metrics.evaluate import per_query
 from metrics.registry import metrics_for
 from tests.helpers.cli import harness as cli

@@ -124,3 +124,19 @@ def test_the_checks_can_fail():
     assert "harness.core.types" in imports(src, "retrievers.base", False)
     assert layer("harness.cli.run") == "harness.cli"
     assert "harness.cli" not in ALLOWED[layer("retrievers.dense")]
+
+
+def test_every_package_folder_is_installed():
+    """pyproject.toml lists packages by hand: a new folder missing there works from a checkout
+    and breaks an installed copy."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for top in PACKAGES
+        for p in (ROOT / top).rglob("__init__.py")
+    }
+    assert found - listed == set()

@@ -11,7 +11,8 @@ from harness.cell import store
 from harness.cell.store import lock, run_trec, tidy, write_cell
 from harness.core.errors import HarnessError
 from harness.core.files import check_writable, to_json
-from harness.core.types import Benchmark, Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark, Chunk, Query
 
 
 def test_write_cell_replaces_whole_directory(tmp_path):

@@ -10,7 +10,8 @@ import harness
 from harness.cell.result import Evaluation
 from harness.cell.store import read_metrics
 from harness.core.errors import HarnessError
-from harness.core.types import Benchmark, Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark, Chunk, Query
 from metrics.registry import parse_metric
 from metrics.ties import tie_bounds
 

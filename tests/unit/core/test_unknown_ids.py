@@ -7,8 +7,9 @@ import pytest
 from harness.cell.execute import messages, run_coverage
 from harness.cell.plan import CellPlan
 from harness.core.errors import ConfigError
-from harness.core.runio import apply_unknown_ids, check_unknown_ids, unknown_ids_note
-from harness.core.types import Benchmark, Chunk, Query, Ranking, Run, canonical
+from harness.core.run import Ranking, Run, canonical
+from harness.core.run.files import apply_unknown_ids, check_unknown_ids, unknown_ids_note
+from harness.core.types import Benchmark, Chunk, Query
 from metrics import standard
 from metrics.evaluate import _check_codes
 

@@ -14,7 +14,7 @@ import pytest
 
 import harness
 from harness.core.errors import BenchmarkError, ConfigError
-from harness.core.types import Run
+from harness.core.run import Run
 from harness.data.benchmarks import load_beir, load_benchmark, load_redqa
 
 datasets = pytest.importorskip("datasets")

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from harness.core.errors import ConfigError
-from harness.core.types import Benchmark, Chunk, Query, Ranking, Run, canonical
+from harness.core.run import Ranking, Run, canonical
+from harness.core.types import Benchmark, Chunk, Query
 from metrics import answers, group, ties
 from metrics.evaluate import per_query
 from metrics.registry import FAMILIES, metrics_for, parse_metric

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from harness.core.files import to_json
-from harness.core.types import Benchmark, Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark, Chunk, Query
 from metrics.deflection import auroc, deflection, label_key
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from harness.core.labels import label_order
-from harness.core.types import Benchmark, Chunk, Query, Ranking, Run
+from harness.core.run import Ranking, Run
+from harness.core.types import Benchmark, Chunk, Query
 from harness.strata.hop import hop_label, stratify
 from metrics.evaluate import aggregate, per_query
 from metrics.registry import metrics_for

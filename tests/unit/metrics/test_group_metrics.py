@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.core.types import Run
+from harness.core.run import Run
 from metrics.group import coverage, mrr, ndcg, perfrecall
 from metrics.group import evaluate as group_evaluate
 

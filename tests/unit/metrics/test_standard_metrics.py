@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.core.types import Ranking
+from harness.core.run import Ranking
 from metrics.standard import evaluate, flat_codes, prepare
 
 # qrels: a=3, b=1, c=2, z=1 (never retrieved), w=0 (judged non-relevant)

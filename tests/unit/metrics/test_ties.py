@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from harness.core.types import Benchmark, Chunk, Query, Ranking, Run, canonical
+from harness.core.run import Ranking, Run, canonical
+from harness.core.types import Benchmark, Chunk, Query
 from metrics import standard, ties
 from metrics.evaluate import aggregate, per_query
 from metrics.registry import metrics_for, parse_metric

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.types import Benchmark, Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark, Chunk, Query
 from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.html import table_html
 from harness.report.leaderboard.protocols import deflection_table

@@ -3,7 +3,8 @@
 import pytest
 
 from harness.core.errors import ConfigError
-from harness.core.types import Query, Run, canonical
+from harness.core.run import Run, canonical
+from harness.core.types import Query
 from retrievers.hybrid import Hybrid
 
 CORPUS = {c: None for c in "abcde"}

@@ -12,7 +12,8 @@ import math
 import pytest
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.types import Benchmark, Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark, Chunk, Query
 from harness.utility import ModelSpec, UtilitySpec, utility_values
 from tests.helpers import utility_stub
 from tests.helpers.utility_stub import StubGenerator, StubNLI

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from harness.core.errors import ConfigError
-from harness.core.types import Benchmark, Chunk, Query, Run
+from harness.core.run import Run
+from harness.core.types import Benchmark, Chunk, Query
 from harness.utility import ModelSpec, UtilitySpec, utility_values
 
 torch = pytest.importorskip("torch")

@@ -1,4 +1,4 @@
-"""Vectorised runs (harness.core.runstore): the same rankings, dicts, notes and error lines as
+"""Vectorised runs (harness.core.run.store): the same rankings, dicts, notes and error lines as
 the per-query `canonical` and the line-by-line TREC reader, on both builders (numpy for small
 inputs, compiled kernels for large ones; the size thresholds are lowered here to reach both).
 """
@@ -13,10 +13,11 @@ from dataclasses import FrozenInstanceError
 import numpy as np
 import pytest
 
-from harness.core import runstore
 from harness.core.errors import BenchmarkError
-from harness.core.runio import apply_unknown_ids, read_run
-from harness.core.types import Chunk, Query, Ranking, Run, canonical
+from harness.core.run import Ranking, Run, canonical
+from harness.core.run import store as runstore
+from harness.core.run.files import apply_unknown_ids, read_run
+from harness.core.types import Chunk, Query
 from metrics import standard
 from retrievers.run_file import RunFile
 

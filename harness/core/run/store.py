@@ -1,14 +1,14 @@
 """Runs built with vectorised sorts: many queries' canonical rankings at once, from dicts or
 from a TREC run file, instead of a Python sort per query.
 
-The order is harness.core.types.canonical's: score descending, ties by chunk id descending
+The order is harness.core.run.canonical's: score descending, ties by chunk id descending
 (code point order, which is UTF-8 byte order, trec_eval's rule); duplicates within a query
 keep their best score. Two builders give the same rankings:
 
 - `small_rankings` (fewer than FAST_ROWS rows): numpy, one lexsort over (query, -score,
   -id rank), ranking only the ids whose scores tie; the rankings hold tuples, as before;
 - `Rows` (a TREC file of FAST_BYTES or more, or dicts of FAST_ROWS rows or more): compiled
-  kernels (harness.core._runkernels, numba) put rows in canonical order; chunk ids stay UTF-8
+  kernels (harness.core.run._kernels, numba) put rows in canonical order; chunk ids stay UTF-8
   bytes of one buffer (a `RunStore`), and a ranking decodes its ids and scores only when they
   are read. The standard metrics match such rankings against judgments in one compiled pass
   (`id_codes`), without making a Python string per ranked chunk.
@@ -45,7 +45,7 @@ def compiled_from(size: int, threshold: int) -> bool:
 
 
 def _kernels():
-    from harness.core import _runkernels  # numba: loaded only for large runs
+    from harness.core.run import _kernels as _runkernels  # numba: loaded only for large runs
 
     return _runkernels
 
@@ -502,7 +502,7 @@ def id_codes(
     table: KeyTable | None = None,
 ) -> list[np.ndarray]:
     """Each ranking's chunk ids looked up (-1 when absent), in rank order: one compiled pass
-    per store for rankings read from one (harness.core.types.Ranking.lazy), id by id for the
+    per store for rankings read from one (harness.core.run.Ranking.lazy), id by id for the
     rest. With `own` = (ids, values, offsets): ranking i's own (id, value) pairs are
     ids/values[offsets[i]:offsets[i + 1]] (e.g. its query's judged ids), and a store's
     rankings look their ids up there only (an id only `lookup` holds gives -1). `table`:

@@ -3,7 +3,7 @@
 chunk ids that the corpus lacks become when it is scored (`run.unknown_ids`).
 
 A TREC file of runstore.FAST_BYTES or more (less once numba is loaded) is read by a compiled
-parser (harness.core.runstore.Rows.read_trec) that accepts only what the line-by-line reader
+parser (harness.core.run.store.Rows.read_trec) that accepts only what the line-by-line reader
 reads, to the same values; anything else (a malformed line, a duplicate, an unusual number or
 white space) sends the file to the line-by-line reader, which gives the result or the error
 with file and line."""
@@ -122,7 +122,7 @@ def _codes(todo: Sequence[Any], vocab: Mapping[str, int], table) -> tuple[list, 
     codes = [r.codes if ok else None for r, ok in zip(todo, given)]
     lazy = [i for i, ok in enumerate(given) if not ok and todo[i].place is not None]
     if lazy:
-        from harness.core.runstore import id_codes
+        from harness.core.run.store import id_codes
 
         for i, c in zip(lazy, id_codes([todo[i] for i in lazy], vocab, table=table and table())):
             codes[i] = c
@@ -183,9 +183,9 @@ def _check(path: Path, fmt: str) -> None:
 
 def read_run_rows(path: Path, fmt: str = "auto"):
     """A large TREC run read by the compiled parser and put in canonical order (a
-    harness.core.runstore.Rows), or None: a small file, a JSON run, or one the parser leaves
+    harness.core.run.store.Rows), or None: a small file, a JSON run, or one the parser leaves
     to the line-by-line reader (read_run), which then gives the result or the exact error."""
-    from harness.core import runstore
+    from harness.core.run import store as runstore
 
     _check(path, fmt)
     if fmt == "json" or not runstore.compiled_from(path.stat().st_size, runstore.FAST_BYTES):

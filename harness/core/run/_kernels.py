@@ -2,8 +2,8 @@
 order, match chunk ids by hash.
 
 Chunk ids are byte ranges of one buffer (UTF-8, whose byte order is code point order: the
-tie-break rule of harness.core.types.canonical). numba compiles on first use and caches the
-machine code beside the module; harness.core.runstore imports this module only for runs large
+tie-break rule of harness.core.run.canonical). numba compiles on first use and caches the
+machine code beside the module; harness.core.run.store imports this module only for runs large
 enough to repay loading numba. A kernel that meets anything it does not handle exactly answers
 BAIL, and the caller takes the line-by-line path, which gives the exact result or error."""
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.core.types import Run, canonical
+from harness.core.run import Run, canonical
 
 
 def test_ties_break_by_id_descending_in_byte_order():
@@ -43,3 +43,44 @@ def test_a_byte_order_mark_is_not_part_of_the_first_query_id(tmp_path, size):
     run = Run.from_trec(path)
     assert "q0" in run and not any(q.startswith("\ufeff") for q in run.query_ids())
     assert run["q0"].ids == ("c0",)
+
+
+class _Retriever:
+    name = "mine"
+
+    def __init__(self, found):
+        self.found = found
+
+    def index(self, corpus):
+        pass
+
+    def search(self, queries, depth):
+        return self.found
+
+
+@pytest.mark.parametrize(
+    "found,message",
+    [
+        ([("a", 1.0)], r"^retriever 'mine' search\(\): a run must be a harness.Run or a mapping"),
+        ({"q1": 3}, r"^retriever 'mine' search\(\): run query 'q1' maps to int"),
+        ({"q1": {"a": float("inf")}}, r"^retriever 'mine' search\(\): run query 'q1', chunk 'a'"),
+    ],
+)
+def test_what_a_retriever_returns_goes_through_run_of(found, message):
+    import harness
+    from harness.core.errors import HarnessError
+    from harness.core.types import Benchmark, Chunk, Query
+
+    bench = Benchmark(
+        "b", {"a": Chunk("a", "x")}, (Query("q1", "x", (frozenset({"a"}),)),), "c", "s"
+    )
+    with pytest.raises(HarnessError, match=message):
+        harness.evaluate(bench, _Retriever(found))
+
+
+def test_run_of_takes_pairs_renames_and_cuts():
+    run = Run.of({"q1": [("a", 1.0), ("b", 2.0), ("a", 3.0)]}, name="x")
+    assert (run.name, run["q1"].ids, run["q1"].scores) == ("x", ("a", "b"), (3.0, 2.0))
+    cut = Run.of(run, name="y", depth=1)
+    assert (cut.name, cut["q1"].ids, run.name) == ("y", ("a",), "x")
+    assert Run.of(run) is run
