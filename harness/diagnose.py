@@ -1,8 +1,6 @@
 """`python -m harness.diagnose`: see harness.cli.diagnose (this module only starts it)."""
 
-import sys
-
 from harness.cli.diagnose import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

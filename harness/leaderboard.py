@@ -1,8 +1,6 @@
 """`python -m harness.leaderboard`: see harness.cli.leaderboard (this module only starts it)."""
 
-import sys
-
 from harness.cli.leaderboard import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -4,28 +4,23 @@ valid names, so error messages and docs never drift from what is computed."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.core.errors import ConfigError, did_you_mean
 from harness.core.types import Query
 from metrics import group, standard
 
-# A per-query group metric: (query, ranked chunk ids, k) -> float (NaN when undefined).
-MetricFn = Callable[[Query, Sequence[str], int], float]
-
 
 @dataclass(frozen=True)
 class Family:
-    """A metric family. Group families score one query at a time with `fn`; standard
-    (trec_eval) families are computed for all queries at once by metrics.standard, corpus
+    """A metric family (docs/metrics.md defines each). Group (RARE) families are computed by
+    metrics.group, standard (trec_eval) ones by metrics.standard, corpus
     families (which read the chunks' text or dates) by metrics.answers; utility families need
     a generator and an NLI model, so harness.utility computes them and per_query takes them."""
 
     name: str
     kind: str  # "group" | "standard" | "corpus" | "utility"
-    description: str
-    fn: MetricFn | None = None
     cut: bool = True  # evaluated at a cut-off K ("name@K"); False: the whole ranked list
     higher_is_better: bool = True
     binary: bool = False  # reads relevance as grade >= a level (the standard binary metrics)
@@ -52,101 +47,35 @@ class Metric:
         return base if self.k is None else f"{base}@{self.k}"
 
     def __call__(self, query: Query, ranked: Sequence[str]) -> float:
-        if self.family.fn is None:
+        """A group metric's value for one query (the others are computed in batch only)."""
+        if self.family.kind != "group":
             raise TypeError(f"{self.name} is computed in batch by metrics.evaluate.per_query")
-        return self.family.fn(query, ranked, self.k)
+        key = (self.family.name, self.k)
+        return group.evaluate([query.groups], [ranked], [key])[key][0]
 
     def __str__(self) -> str:
         return self.name
 
 
-_GROUP = (
-    Family(
-        "coverage",
-        "group",
-        "share of gold groups hit in the top K",
-        lambda q, r, k: group.coverage(q.groups, r, k),
-    ),
-    Family(
-        "perfrecall",
-        "group",
-        "1 if every gold group is hit in the top K",
-        lambda q, r, k: group.perfrecall(q.groups, r, k),
-    ),
-    Family(
-        "ndcg",
-        "group",
-        "group NDCG (RARE): a chunk earns once, for one group",
-        lambda q, r, k: group.ndcg(q.groups, r, k),
-    ),
-    Family(
-        "mrr",
-        "group",
-        "mean over groups of 1/rank of the group's first hit",
-        lambda q, r, k: group.mrr(q.groups, r, k),
-    ),
-)
+_GROUP = tuple(Family(n, "group") for n in ("coverage", "perfrecall", "ndcg", "mrr"))
 _STANDARD = (
-    Family("ndcg_cut", "standard", "trec_eval nDCG@K: graded gain, ideal from all judged"),
-    Family("recall", "standard", "relevant retrieved in the top K / all relevant", binary=True),
-    Family("P", "standard", "relevant retrieved in the top K / K", binary=True),
-    Family(
-        "map_cut",
-        "standard",
-        "average precision over the top K (trec_eval map_cut)",
-        binary=True,
-    ),
-    Family(
-        "map", "standard", "average precision over the whole ranked list", cut=False, binary=True
-    ),
-    Family(
-        "recip_rank",
-        "standard",
-        "1/rank of the first relevant chunk within the top K",
-        binary=True,
-    ),
-    Family("success", "standard", "1 if a relevant chunk is in the top K (Hit@K)", binary=True),
-    Family(
-        "Rprec",
-        "standard",
-        "precision at rank R, R = number of relevant",
-        cut=False,
-        binary=True,
-    ),
+    Family("ndcg_cut", "standard"),  # graded gain, the ideal from every judged chunk
+    *(Family(n, "standard", binary=True) for n in ("recall", "P", "map_cut")),
+    Family("map", "standard", cut=False, binary=True),
+    *(Family(n, "standard", binary=True) for n in ("recip_rank", "success")),
+    Family("Rprec", "standard", cut=False, binary=True),
 )
 # Families that read the benchmark's chunks (text, dates), not only the gold: metrics.answers
 _CORPUS = (
-    Family("answer_recall", "corpus", "1 if a top-K chunk's text holds an acceptable answer"),
-    Family(
-        "answer_rank",
-        "corpus",
-        "rank of the first chunk whose text holds an acceptable answer",
-        cut=False,
-        higher_is_better=False,
-        percent=False,
-    ),
-    Family(
-        "outdated",
-        "corpus",
-        "outdated chunks in the top K / K",
-        higher_is_better=False,
-    ),
+    Family("answer_recall", "corpus"),  # a top-K chunk's text holds an acceptable answer
+    # the rank of the first chunk that holds one: a mean rank, lower is better
+    Family("answer_rank", "corpus", cut=False, higher_is_better=False, percent=False),
+    Family("outdated", "corpus", higher_is_better=False),  # outdated chunks in the top K / K
 )
 # Retrieval utility (SePer, docs/utility.md): a generator's belief in the reference answer with
 # the top K in its prompt; computed by harness.utility (models), handed to per_query as values.
-_UTILITY = (
-    Family(
-        "dseper",
-        "utility",
-        "ΔSePer: gain in the generator's belief in the answer from the top K (soft kernel)",
-    ),
-    Family(
-        "dseper_hard",
-        "utility",
-        "ΔSePer with the hard kernel (answers clustered by bidirectional entailment)",
-    ),
-    Family("seper", "utility", "SePer: the generator's belief in the answer given the top K"),
-)
+# dseper: the soft kernel; dseper_hard: answers clustered by bidirectional entailment.
+_UTILITY = tuple(Family(n, "utility") for n in ("dseper", "dseper_hard", "seper"))
 FAMILIES: dict[str, Family] = {
     f.name.lower(): f for f in (*_GROUP, *_STANDARD, *_CORPUS, *_UTILITY)
 }

@@ -18,8 +18,10 @@ answer_recall@K as success@K, outdated@K as P@K, answer_rank as the first releva
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+import operator
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,24 +40,10 @@ EPS = 1e-12  # a value depends on ties when its range is wider than this
 LIMIT_BITS = 16  # exact set-cover tables up to 2**16 gold-group subsets per linked component
 MAX_STATES = 200_000  # states of the in-group search for overlapping gold groups
 
+# the families _QueryView.range has a rule for (utility values come from a generator)
 SUPPORTED = frozenset(
-    {
-        "coverage",
-        "perfrecall",
-        "ndcg",
-        "mrr",
-        "ndcg_cut",
-        "recall",
-        "P",
-        "success",
-        "Rprec",
-        "recip_rank",
-        "map_cut",
-        "map",
-        "answer_recall",
-        "answer_rank",
-        "outdated",
-    }
+    "coverage perfrecall ndcg mrr ndcg_cut recall P success Rprec recip_rank map_cut map "
+    "answer_recall answer_rank outdated".split()
 )
 
 
@@ -305,36 +293,25 @@ class _QueryView:
         self.query, self.ids, self.blocks = query, ranking.ids, blocks
         self.benchmark, self.texts = benchmark, texts
         self.start = {a: b for a, b in blocks}
-        self._masks: list[int] | None = None
-        self._grades: list[int] | None = None
-        self._judged: Mapping[str, int] | None = None
-        self._spans: tuple[np.ndarray, np.ndarray] | None = None
         self._cache: dict[object, object] = {}
 
     # what each position holds
-    @property
+    @functools.cached_property
     def masks(self) -> list[int]:
         """Per position, the gold groups (bit i = the query's i-th group) the chunk is in."""
-        if self._masks is None:
-            member: dict[str, int] = {}
-            for i, g in enumerate(self.query.groups):
-                for c in g:
-                    member[c] = member.get(c, 0) | (1 << i)
-            self._masks = [member.get(c, 0) for c in self.ids]
-        return self._masks
+        member: dict[str, int] = {}
+        for i, g in enumerate(self.query.groups):
+            for c in g:
+                member[c] = member.get(c, 0) | (1 << i)
+        return [member.get(c, 0) for c in self.ids]
 
-    @property
+    @functools.cached_property
     def judged(self) -> Mapping[str, int]:
-        if self._judged is None:
-            self._judged = self.query.judgments
-        return self._judged
+        return self.query.judgments
 
-    @property
+    @functools.cached_property
     def grades(self) -> list[int]:
-        if self._grades is None:
-            j = self.judged
-            self._grades = [j.get(c, 0) for c in self.ids]
-        return self._grades
+        return [self.judged.get(c, 0) for c in self.ids]
 
     def straddling(self, k: int) -> tuple[int, int] | None:
         return next(((a, b) for a, b in self.blocks if a < k < b), None)
@@ -376,7 +353,7 @@ class _QueryView:
         if not types:
             return None
         n, s = b - a, k - a
-        base = _popcount(covered)
+        base = covered.bit_count()
         union = _or(types)
         lo_new, hi_new, ways, exact = _cover_range(types, fillers, s, want_ways=perfect)
         total = math.comb(n, s)
@@ -388,7 +365,7 @@ class _QueryView:
             expected = sum((total - math.comb(n - hits[g], s)) / total for g in _bits(union))
             lo, hi, ex = base + lo_new, base + hi_new, base + expected
             return Range(lo / groups, hi / groups, ex / groups, exact)
-        if base + _popcount(union) < groups:
+        if base + union.bit_count() < groups:
             return Range(0.0, 0.0, 0.0)
         lo, hi = float(base + lo_new == groups), float(base + hi_new == groups)
         return Range(lo, hi, None if ways is None else ways / total, exact)
@@ -417,7 +394,7 @@ class _QueryView:
             types = Counter(m & ~covered for m in masks[a:b])
             fillers = types.pop(0, 0)
             if b - a == 1:
-                gain = sum(_popcount(m) for m in types) * disc(a)
+                gain = sum(m.bit_count() for m in types) * disc(a)
                 lo, hi, ex = lo + gain, hi + gain, ex + gain
             elif types:
                 changed = True
@@ -474,15 +451,14 @@ class _QueryView:
 
     # --------------------------------------------------------- standard metrics
 
-    def _layout(self):
+    @functools.cached_property
+    def layout(self) -> tuple[np.ndarray, np.ndarray]:
         """Per position: the start and size of its tie group (itself alone when untied)."""
-        if self._spans is None:
-            n = len(self.ids)
-            start, size = np.arange(n), np.ones(n, np.int64)
-            for a, b in self.blocks:
-                start[a:b], size[a:b] = a, b - a
-            self._spans = (start, size)
-        return self._spans
+        n = len(self.ids)
+        start, size = np.arange(n), np.ones(n, np.int64)
+        for a, b in self.blocks:
+            start[a:b], size[a:b] = a, b - a
+        return start, size
 
     def _ndcg_cut(self, k: int) -> Range | None:
         """trec_eval nDCG@K with grades as gains: within a tie group, best gains first gives
@@ -520,7 +496,7 @@ class _QueryView:
         key = ("ap", level)
         if key not in self._cache:
             rel = np.asarray(self.grades, np.int64) >= level
-            start, size = self._layout()
+            start, size = self.layout
             before = np.concatenate([[0], np.cumsum(rel)])
             r = before[start + size] - before[start]  # relevant in the position's group
             off = np.arange(len(rel)) - start
@@ -552,7 +528,7 @@ class _QueryView:
             return self._average_precision(len(self.ids) if k is None else k, level, n_rel)
         rel = [g >= level for g in self.grades]
         if fam == "recip_rank":
-            return _reciprocal_rank(rel, self.blocks, k)
+            return _first_relevant(rel, self.blocks, k, lambda p: 1.0 / (p + 1) if p < k else 0.0)
         cut = n_rel if fam == "Rprec" else k
         denom = k if fam == "P" else n_rel  # recall and Rprec divide by R
         return _set_range(rel, self.straddling(cut), cut, denom, hit=fam == "success")
@@ -588,29 +564,16 @@ class _QueryView:
 # ------------------------------------------------------------------ helpers
 
 
-def _popcount(x: int) -> int:
-    return bin(x).count("1")
-
-
 def _bits(x: int) -> list[int]:
     return [i for i in range(x.bit_length()) if x >> i & 1]
 
 
 def _or(masks) -> int:
-    out = 0
-    for m in masks:
-        out |= m
-    return out
+    return functools.reduce(operator.or_, masks, 0)
 
 
 def _varies(outcomes: Mapping[int, tuple[float, float, float, float]]) -> bool:
     return any(hi - lo > EPS for lo, hi, _, _ in outcomes.values())
-
-
-def _first_rank_probs(n: int, members: int) -> list[float]:
-    """P(the first of `members` chunks shuffled among `n` positions is at offset j), j = 0..n-1."""
-    total = math.comb(n, members)
-    return [math.comb(n - 1 - j, members - 1) / total for j in range(n)]
 
 
 def _order_stat_probs(n: int, r: int, i: int) -> list[float]:
@@ -630,9 +593,9 @@ def _first_hits(
     expected = 0.0
     for g in _bits(union):
         members = sum(c for m, c in types.items() if m >> g & 1)
-        probs = _first_rank_probs(n, members)
+        probs = _order_stat_probs(n, members, 0)
         expected += sum(p * disc(a + j) for j, p in enumerate(probs) if p)
-    if all(_popcount(m) == 1 for m in types):
+    if all(m.bit_count() == 1 for m in types):
         # one group per chunk: the highest puts one chunk of each group first; the lowest
         # puts the fillers first and the groups with most chunks before the others (each
         # group's first chunk earns, its other chunks push the next group down)
@@ -654,7 +617,7 @@ def _first_hits(
             for m in masks:
                 new = m & ~have
                 if new:
-                    v = val + _popcount(new) * disc(a + step)
+                    v = val + new.bit_count() * disc(a + step)
                     if v > nxt.get(have | m, -1.0):
                         nxt[have | m] = v
         if not nxt:
@@ -668,7 +631,7 @@ def _first_hits(
     for have in range(full, -1, -1):
         placed = fillers + sum(c for m, c in zip(masks, counts) if m & ~have == 0)
         options = [
-            _popcount(m & ~have) * disc(a + placed) + worst[have | m] for m in masks if m & ~have
+            (m & ~have).bit_count() * disc(a + placed) + worst[have | m] for m in masks if m & ~have
         ]
         worst[have] = min(options) if options else 0.0
     return worst[0], best, expected, True
@@ -676,7 +639,7 @@ def _first_hits(
 
 def _outer_first_hits(types, a, n, disc) -> tuple[float, float]:
     """Bounds that always hold: every group first at the group's last rank / first rank."""
-    groups = _popcount(_or(types))
+    groups = _or(types).bit_count()
     return groups * disc(a + n - 1), groups * disc(a)
 
 
@@ -701,7 +664,7 @@ def _ndcg_block(
     fillers = types.pop(0, 0)
     if not types:
         return {matched: (0.0, 0.0, 1.0, 0.0)}
-    if all(_popcount(m) == 1 for m in types):
+    if all(m.bit_count() == 1 for m in types):
         # one unmatched group per chunk: NDCG earns as coverage does, and the matched set
         # after the group is fixed
         lo, hi, ex, _ = _first_hits(types, fillers, a, n, disc)
@@ -732,7 +695,7 @@ def _ndcg_block(
             nxt: dict[tuple[int, tuple[int, ...]], float] = {}
             for (have, used), val in frontier.items():
                 if highest:
-                    pos = a + _popcount(have) - _popcount(matched)
+                    pos = a + have.bit_count() - matched.bit_count()
                 else:
                     pos = a + fillers
                     pos += sum(c if m & ~have == 0 else u for m, c, u in zip(masks, counts, used))
@@ -873,7 +836,7 @@ def _component_table(local: Mapping[int, int], width: int, want_ways: bool):
 def _outer_table(local: Mapping[int, int], width: int):
     """Bounds that always hold for a component too large for exact tables."""
     count = sum(local.values())
-    sizes = sorted((_popcount(m) for m, c in local.items() for _ in range(c)), reverse=True)
+    sizes = sorted((m.bit_count() for m, c in local.items() for _ in range(c)), reverse=True)
     maxc = [min(width, sum(sizes[:t])) for t in range(count + 1)]
     minc = [0] + [min(sizes)] * count
     return maxc, minc, None
@@ -899,11 +862,6 @@ def _set_range(
     return Range(lo / denom, hi / denom, ex / denom)
 
 
-def _reciprocal_rank(rel: list[bool], blocks, k: int) -> Range | None:
-    """RR@K: only the first position or tie group holding a relevant chunk matters."""
-    return _first_relevant(rel, blocks, k, lambda p: 1.0 / (p + 1) if p < k else 0.0)
-
-
 def _first_relevant(
     rel: Sequence[bool], blocks, end: int, value: Callable[[int], float]
 ) -> Range | None:
@@ -919,7 +877,7 @@ def _first_relevant(
             n = b - p
             if r == n:
                 return None
-            probs = _first_rank_probs(n, r)
+            probs = _order_stat_probs(n, r, 0)
             ex = sum(q * value(p + j) for j, q in enumerate(probs) if q)
             lo, hi = sorted((value(p), value(p + n - r)))
             return Range(lo, hi, ex)

@@ -58,7 +58,7 @@ def evaluate(
     query fields reported like hop (`["dynamism"]`; numeric ones in tertiles). `generator`
     and `nli`: model objects of your own to use instead of the configured ones."""
     from harness.api.loading import load_benchmark
-    from harness.cell.execute import result_of, score_plan
+    from harness.cell.execute import result_of, score
     from harness.cell.plan import CellPlan
     from harness.core.run.files import apply_unknown_ids
     from harness.data.relevance import judge
@@ -107,7 +107,7 @@ def evaluate(
         run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table
     )
     doc, doc_path, custom = _strata(strata, bench)
-    scored = score_plan(
+    scored = score(
         plan, bench, run, doc=doc, strata_path=doc_path, extra=custom, models=(generator, nli)
     )
     # how tables name it: the config's display_name, unless the caller renamed it
@@ -156,6 +156,7 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     a run's own depth (a run file's too) and gives a retriever the schema's retrieval.depth."""
     from harness.cell.plan import check_name
     from harness.core.confs import RetrievalConf
+    from harness.core.run.frames import is_frame
     from retrievers import as_retriever
     from retrievers.run_file import RunFile
 
@@ -163,7 +164,7 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
         obj = (
             obj.run if obj.run is not None else Run.from_trec(obj.path / "run.trec", name=obj.name)
         )
-    if isinstance(obj, (Run, Mapping)):
+    if isinstance(obj, (Run, Mapping)) or is_frame(obj):
         return Run.of(obj, name=name, depth=depth), _NoRetriever()
     retriever = as_retriever(obj, name=name, where=f"evaluate(..., {type(obj).__name__})")
     if not isinstance(retriever, RunFile):  # a run file is named by its file, as it is

@@ -27,7 +27,7 @@ from harness.data.relevance import RelevanceSpec, judge
 from harness.strata import apply as semantic_report
 from harness.strata import file as strata_file
 from harness.strata.hop import stratify
-from metrics.evaluate import BootstrapSpec, aggregate, per_query, with_ties
+from metrics.evaluate import aggregate, per_query, with_ties
 from metrics.registry import Metric
 from metrics.strata_stats import StrataSpec
 from retrievers import build_retriever
@@ -42,27 +42,12 @@ class Scored:
     kept: a notebook that reads the means pays for nothing else, a cell's files ask for all."""
 
     def __init__(
-        self,
-        bench: Benchmark,
-        run: Run,
-        metrics: Sequence[Metric],
-        values: dict[str, np.ndarray],
-        strata: dict[str, list[str]],
-        *,
-        bootstrap: BootstrapSpec | None,
-        spec: StrataSpec,
-        strata_doc: Mapping[str, Any] | None,
-        strata_path: Path | None,
-        relevance: RelevanceSpec,
-        utility: Mapping[str, Any],
+        self, plan: CellPlan, bench: Benchmark, run: Run, metrics, values, strata, doc, path
     ):
-        self.bench, self.run, self.metrics = bench, run, tuple(metrics)
-        self.values = values
-        self.strata = strata
-        self.bootstrap = bootstrap
-        self.spec = spec
-        self.utility = utility  # harness.utility's counts
-        self._doc, self._path, self._relevance = strata_doc, strata_path, relevance
+        self.plan, self.bench, self.run, self.metrics = plan, bench, run, tuple(metrics)
+        self.values, self.strata = values, strata
+        self.utility: dict[str, Any] = {}  # harness.utility's counts
+        self._doc, self._path = doc, path
 
     def complete(self) -> Scored:
         """Every statistic computed now (what a cell's files hold), e.g. inside a timer."""
@@ -84,9 +69,9 @@ class Scored:
     @cached_property
     def intervals(self) -> dict[str, Any]:
         """The means with their bootstrap CIs (the means alone when stats.bootstrap is 0)."""
-        if self.bootstrap is None:
+        if self.plan.bootstrap is None:
             return self.means
-        return aggregate(self.values, self.strata, self.bootstrap)
+        return aggregate(self.values, self.strata, self.plan.bootstrap)
 
     @cached_property
     def aggregated(self) -> dict[str, Any]:
@@ -96,7 +81,7 @@ class Scored:
     @cached_property
     def variance(self) -> dict[str, Any]:
         """σ, VRR and VRR against chance per metric and stratification."""
-        spec = self.spec
+        spec = self.plan.strata
         return semantic_report.variance(
             self.values,
             self.strata,
@@ -110,7 +95,8 @@ class Scored:
         """The semantic block (None without a strata file)."""
         if self._doc is None:
             return None
-        return semantic_report.section(self.values, self.strata, self._doc, self._path, self.spec)
+        doc, path, spec = self._doc, self._path, self.plan.strata
+        return semantic_report.section(self.values, self.strata, doc, path, spec)
 
     @cached_property
     def protocols(self) -> dict[str, Any]:
@@ -118,61 +104,48 @@ class Scored:
         from metrics.deflection import deflection
 
         ks = sorted({m.k for m in self.metrics if m.k is not None})
-        block = deflection(self.bench, self.run, ks, self._relevance.distractors)
+        block = deflection(self.bench, self.run, ks, self.plan.relevance.distractors)
         return {} if block is None else {"deflection": block}
 
 
 def score(
+    plan: CellPlan,
     bench: Benchmark,
     run: Run,
-    metrics: Sequence[Metric],
     *,
-    bootstrap: BootstrapSpec | None = None,
-    strata_doc: Mapping[str, Any] | None = None,
+    metrics: Sequence[Metric] | None = None,
+    doc: Mapping[str, Any] | None = None,
     strata_path: Path | None = None,
-    spec: StrataSpec | None = None,
-    extra_strata: Mapping[str, list[str]] | None = None,
-    fields: Sequence[str] = (),
-    relevance: RelevanceSpec | None = None,
-    utility: Any = None,
+    extra: Mapping[str, list[str]] | None = None,
     carried: Mapping[str, np.ndarray] | None = None,
+    models: tuple[Any, Any] = (None, None),
 ) -> Scored:
-    """Score `run` on `bench` (judged: harness.data.relevance.judge): the numbers a cell
-    reports (the CLI and the Python API alike). `extra_strata` adds stratifications of the
-    caller's (one label per query, in order); `fields` are query fields reported like hop;
-    `spec` says how strata are reported (pooling, permutations; default StrataSpec());
-    `relevance` names the distractor labels of the deflection section; `utility`
-    (harness.utility.Utility: settings and, optionally, model objects) computes the utility
-    metrics (ΔSePer), unless `carried` holds their stored per-query values."""
-    given, counts = _utility_values(bench, run, metrics, utility, carried or {})
+    """Score `run` on `bench` (judged: harness.data.relevance.judge) with the plan's settings:
+    the numbers a cell reports (the CLI and the Python API alike). `metrics` replaces the
+    plan's; `doc` is a semantic strata document (read from `strata_path`); `extra` adds the
+    caller's stratifications (one label per query, in order); the plan's utility section
+    computes the utility metrics (ΔSePer) with `models`, the caller's (generator, nli)
+    objects, unless `carried` holds their stored per-query values."""
+    metrics = plan.metrics if metrics is None else metrics
+    given, counts = _utility_values(bench, run, metrics, plan.utility, models, carried or {})
     values = per_query(bench, run, metrics, given)
-    strata = stratify(bench, fields)
-    if strata_doc is not None:
-        strata.update(semantic_report.labels(bench, strata_doc))
-    strata.update(extra_strata or {})
-    return Scored(
-        bench,
-        run,
-        metrics,
-        values,
-        strata,
-        bootstrap=bootstrap,
-        spec=spec or StrataSpec(),
-        strata_doc=strata_doc,
-        strata_path=strata_path,
-        relevance=relevance or RelevanceSpec(),
-        utility=counts,
-    )
+    strata = stratify(bench, plan.fields)
+    if doc is not None:
+        strata.update(semantic_report.labels(bench, doc))
+    strata.update(extra or {})
+    scored = Scored(plan, bench, run, metrics, values, strata, doc, strata_path)
+    scored.utility = counts
+    return scored
 
 
-def _utility_values(bench, run, metrics, utility, carried) -> tuple[dict[str, Any], dict]:
+def _utility_values(bench, run, metrics, spec, models, carried) -> tuple[dict[str, Any], dict]:
     """Per-query values of the utility metrics: those in `carried` as they are, the others
     computed by harness.utility (models are loaded only on a cache miss)."""
     todo = [m for m in metrics if m.family.kind == "utility" and m.name not in carried]
     given = {m.name: carried[m.name] for m in metrics if m.name in carried}
     if not todo:
         return given, {}
-    if utility is None:
+    if spec is None:
         raise HarnessError(
             f"{todo[0].name} needs a generator and an NLI model: add +utility=seper "
             "(harness.evaluate: utility=...)"
@@ -181,7 +154,7 @@ def _utility_values(bench, run, metrics, utility, carried) -> tuple[dict[str, An
 
     families = tuple(dict.fromkeys(m.family.name for m in todo))
     ks = sorted({m.k for m in todo})
-    spec, generator, nli = _utility_parts(utility)
+    generator, nli = models
     computed, counts = utility_values(
         bench, run, ks, spec, families=families, generator=generator, nli=nli
     )
@@ -206,13 +179,6 @@ def utility_notes(counts: Mapping[str, Any]) -> list[str]:
 def utility_timings(counts: Mapping[str, Any]) -> dict[str, float]:
     """The utility stages' seconds, for timings.json (utility_generation_s, ...)."""
     return {f"utility_{k}_s": float(v) for k, v in (counts.get("seconds") or {}).items()}
-
-
-def _utility_parts(utility) -> tuple[Any, Any, Any]:
-    """(spec, generator, nli) from a UtilitySpec or a (spec, generator, nli) triple."""
-    if isinstance(utility, tuple):
-        return utility
-    return utility, None, None
 
 
 def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> Evaluation:
@@ -288,7 +254,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    scored = score_plan(plan, bench, run, metrics=metrics, doc=doc, strata_path=strata_path)
+    scored = score(plan, bench, run, metrics=metrics, doc=doc, strata_path=strata_path)
     scored.complete()
     timings["evaluate_s"] = time.perf_counter() - t
     timings.update(utility_timings(scored.utility))
@@ -312,37 +278,6 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
         result.path = cell_dir
     timings["total_s"] = time.perf_counter() - started
     return result
-
-
-def score_plan(
-    plan: CellPlan,
-    bench: Benchmark,
-    run: Run,
-    *,
-    metrics=None,
-    doc=None,
-    strata_path=None,
-    extra=None,
-    carried=None,
-    models=(None, None),
-) -> Scored:
-    """score() with the plan's settings: its metrics (or `metrics`), CIs, strata reporting,
-    fields, relevance and utility section; `models`: the caller's (generator, nli) objects."""
-    utility = None if plan.utility is None else (plan.utility, *models)
-    return score(
-        bench,
-        run,
-        plan.metrics if metrics is None else metrics,
-        bootstrap=plan.bootstrap,
-        strata_doc=doc,
-        strata_path=strata_path,
-        spec=plan.strata,
-        extra_strata=extra,
-        fields=plan.fields,
-        relevance=plan.relevance,
-        utility=utility,
-        carried=carried,
-    )
 
 
 def result_of(plan, bench, run, scored, retriever, unknown, *, metrics=None, **more) -> Evaluation:
@@ -597,7 +532,7 @@ def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hi
     scores = read_run(cell_dir / "run.trec")  # as scored: run.unknown_ids was applied to it
     run = Run.from_scores(stored.retriever, scores, plan.depth, bench.vocab)
     carried, section = _carried_utility(stored, plan, union)
-    scored = score_plan(
+    scored = score(
         plan, bench, run, metrics=union, doc=doc, strata_path=strata_path, carried=carried
     ).complete()
     config = _with_metrics(plan.config, union)
@@ -661,6 +596,10 @@ def run_coverage(bench, run, retriever, unknown_ids=None) -> dict[str, Any]:
     what the retriever itself reports (a run file's unknown ids over the whole file)."""
     missing = [q.query_id for q in bench.queries if q.query_id not in run]
     out: dict[str, Any] = {"queries_without_results": len(missing), "examples": missing[:5]}
+    ids = {q.query_id for q in bench.queries}
+    extra = [q for q in run.query_ids() if q not in ids]  # given as data: a run file drops its own
+    if extra:
+        out["queries_not_in_benchmark"] = {"count": len(extra), "examples": extra[:5]}
     if unknown_ids is not None:
         out["unknown_ids"] = dict(unknown_ids)
     notes = getattr(retriever, "notes", None)
@@ -676,6 +615,12 @@ def messages(retriever, coverage: Mapping[str, Any]) -> list[str]:
         out.append(
             f"{n} benchmark quer{'y has' if n == 1 else 'ies have'} no results in the run and "
             f"score 0 (e.g. {', '.join(map(repr, coverage['examples']))})"
+        )
+    if "queries_not_in_benchmark" in coverage:
+        u = coverage["queries_not_in_benchmark"]
+        out.append(
+            f"{u['count']} query id(s) in the run are not in the benchmark and were left out "
+            f"(e.g. {', '.join(map(repr, u['examples']))})"
         )
     unknown = unknown_ids_note(coverage.get("unknown_ids"))
     if unknown:

@@ -125,7 +125,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check and (fails or board.problems):
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

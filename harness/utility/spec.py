@@ -8,7 +8,7 @@ import json
 import re
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -228,7 +228,7 @@ class UtilitySpec:
         """A checked spec from the `utility` config section (None: every default); every bad
         value is one ConfigError naming the key, the value and the fix."""
         raw = _mapping(section, where)
-        _known(raw, where, _FIELDS)
+        _known(raw, where, tuple(f.name for f in fields(cls)))
         gen = ModelSpec.from_config(raw.get("generator"), f"{where}.generator", "generator")
         nli = ModelSpec.from_config(raw.get("nli"), f"{where}.nli", "nli")
         samples = _int(raw, "samples", 10, 1, where)
@@ -286,42 +286,9 @@ class UtilitySpec:
     def identity(self) -> dict[str, Any]:
         """JSON-able, with sorted keys: everything that changes the numbers (not batch sizes,
         devices, the cache folder or how requests travel)."""
-        out = {
-            "generator": self.generator.identity(),
-            "nli": self.nli.identity(),
-            "samples": self.samples,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_new_tokens": self.max_new_tokens,
-            "threshold": self.threshold,
-            "with_question": self.with_question,
-            "length_normalize": self.length_normalize,
-            "prompt": self.prompt,
-            "prompt_closed": self.prompt_closed,
-            "passage": self.passage,
-            "passage_untitled": self.passage_untitled,
-            "seed": self.seed,
-        }
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "cache"}
+        out.update(generator=self.generator.identity(), nli=self.nli.identity())
         return json.loads(canonical_json(out))
-
-
-_FIELDS = (
-    "generator",
-    "nli",
-    "samples",
-    "temperature",
-    "top_p",
-    "max_new_tokens",
-    "threshold",
-    "with_question",
-    "length_normalize",
-    "prompt",
-    "prompt_closed",
-    "passage",
-    "passage_untitled",
-    "seed",
-    "cache",
-)
 
 
 def _transport(backend: str, key: str) -> bool:

@@ -15,7 +15,6 @@ from harness.report.leaderboard.collect import AUTHORS, MODEL_CARD, SHIPPED, Boa
 from harness.report.terminal import scale
 
 SHORT = {"coverage": "Cov", "perfrecall": "Perf", "ndcg": "NDCG", "mrr": "MRR"}
-LONG = {"coverage": "Coverage", "perfrecall": "PerfRecall", "ndcg": "NDCG", "mrr": "MRR"}
 TABLE3_METRICS = ("coverage", "perfrecall")
 HOP_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
 
@@ -53,16 +52,14 @@ class Options:
     tolerance: float = 0.5  # percentage points, |reproduced - published|
     permutations: int = 10_000
     seed: int = 0
-    ci: bool = False  # print the 95 % intervals in Markdown and LaTeX (HTML always has them)
 
 
 def metric_name(family: str, k: int) -> str:
     return f"{family}@{k}"
 
 
-def header(family: str, k: int, long: bool = False) -> str:
-    name = (LONG if long else SHORT)[family]
-    return name if family == "mrr" and not long else f"{name}@{k}"
+def header(family: str, k: int) -> str:
+    return SHORT[family] if family == "mrr" else f"{SHORT[family]}@{k}"
 
 
 def _scaled(metric: str, x) -> float | None:

@@ -12,9 +12,10 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.core.run import Ranking, Run, canonical
 from harness.core.types import Benchmark, Chunk, Query
-from metrics import answers, group, ties
+from metrics import answers, ties
 from metrics.evaluate import per_query
 from metrics.registry import FAMILIES, metrics_for, parse_metric
+from tests.helpers import group_reference as reference
 
 NAN = math.nan
 CORPUS = {
@@ -162,7 +163,7 @@ def test_per_query_returns_them_in_order_with_other_metrics():
     for name in ("answer_recall@1", "answer_recall@3", "answer_rank", "outdated@5"):
         np.testing.assert_array_equal(values[name], np.array(WANT[name], float), err_msg=name)
     np.testing.assert_array_equal(values["outdated@1"], [NAN] * 5 + [0, 0, NAN, 0])
-    cov = [group.coverage(q.groups, RANKED.get(q.query_id, []), 3) for q in QUERIES]
+    cov = [reference.coverage(q.groups, RANKED.get(q.query_id, []), 3) for q in QUERIES]
     np.testing.assert_array_equal(values["coverage@3"], cov)
     assert values["P@3"][0] == pytest.approx(1 / 3)  # eiffel at rank 3 is q1's gold
 

@@ -7,8 +7,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.core.run import Run
-from metrics.group import coverage, mrr, ndcg, perfrecall
 from metrics.group import evaluate as group_evaluate
+from tests.helpers import group_reference as reference
+
+
+def _one(family):
+    """The library's value of `family` for one query (metrics.group.evaluate)."""
+    return lambda groups, ranked, k: group_evaluate([groups], [ranked], [(family, k)])[(family, k)][
+        0
+    ]
+
+
+coverage, perfrecall, ndcg, mrr = map(_one, ("coverage", "perfrecall", "ndcg", "mrr"))
 
 # b is shared by G1 and G3.
 GROUPS = (frozenset({"a", "b"}), frozenset({"c"}), frozenset({"b", "d"}))
@@ -78,10 +88,10 @@ def test_no_gold_is_nan(fn):
     ranked=st.lists(st.sampled_from("abcdefghij"), max_size=12),
     ks=st.lists(st.integers(1, 14), min_size=1, max_size=3, unique=True),
 )
-def test_batched_group_metrics_equal_the_per_query_functions(groups, ranked, ks):
+def test_batched_group_metrics_equal_the_per_query_definitions(groups, ranked, ks):
     """Overlapping groups, duplicate ids in the list, K past its end: the one-pass batch
-    gives each function's value."""
-    functions = {"coverage": coverage, "perfrecall": perfrecall, "ndcg": ndcg, "mrr": mrr}
+    gives each definition's value."""
+    functions = {f: getattr(reference, f) for f in ("coverage", "perfrecall", "ndcg", "mrr")}
     wanted = [(f, k) for f in functions for k in ks]
     got = group_evaluate([tuple(groups)], [ranked], wanted)
     for family, k in wanted:
