@@ -212,9 +212,14 @@ class Run:
         where: str = "",
     ) -> Run:
         """The one way from data to a Run: a Run (renamed when `name` differs, cut at `depth`),
-        or `{query_id: {chunk_id: score}}` / `{query_id: [(chunk_id, score), ...]}` made
-        canonical, scores finite (as Run.from_trec has them). `depth` None keeps every chunk;
-        `where` starts an error with where the data came from (a retriever's search)."""
+        or `{query_id: {chunk_id: score}}` / `{query_id: [(chunk_id, score), ...]}` or a pandas
+        DataFrame (Run.from_df) made canonical, scores finite (as Run.from_trec has them).
+        `depth` None keeps every chunk; `where` starts an error with where the data came
+        from (a retriever's search)."""
+        from harness.core.run.frames import is_frame, run_scores
+
+        if is_frame(given):
+            given, where = run_scores(given), where or "DataFrame "
         if isinstance(given, Run):
             run = given if name in (None, given.name) else Run(name, given._rankings, given.depth)
             return run if depth is None else run.cut(depth)
@@ -254,6 +259,20 @@ class Run:
             codes = None if r.codes is None else r.codes[:depth]
             cut[q] = Ranking(r.ids[:depth], r.scores[:depth], codes)
         return Run(self.name, cut, depth)
+
+    @classmethod
+    def from_df(cls, df, *, name: str = "run", depth: int | None = None) -> Run:
+        """A run from a pandas DataFrame with PyTerrier's columns (`qid, docno, score`) or
+        ir_measures' (`query_id, doc_id, score`); other columns (`rank`) are ignored, the
+        order comes from the scores. `depth` cuts each list (None: keep every chunk)."""
+        return cls.of(df, name=name, depth=depth)
+
+    def to_df(self):
+        """The run as a pandas DataFrame: qid, docno, score, rank (from 0), PyTerrier's
+        columns, in canonical order."""
+        from harness.core.run.frames import run_frame
+
+        return run_frame(self)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """`{query_id: {chunk_id: score}}` in canonical order."""

@@ -80,7 +80,9 @@ def test_coverage_block_and_messages():
     run, found = apply_unknown_ids(Run.from_scores("s", SCORES, 10, VOCAB), VOCAB, ["q1"], "keep")
     coverage = run_coverage(bench, run, object(), found)
     assert coverage["unknown_ids"] == found and coverage["queries_without_results"] == 0
-    assert messages(object(), coverage) == [unknown_ids_note(found)]
+    # the run's q2 is not in the benchmark: counted as a run file's extra queries are
+    extra = "1 query id(s) in the run are not in the benchmark and were left out (e.g. 'q2')"
+    assert messages(object(), coverage) == [extra, unknown_ids_note(found)]
 
 
 def test_check_codes_accepts_minus_one_for_an_id_the_corpus_lacks_only():
