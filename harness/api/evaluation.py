@@ -156,7 +156,7 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     a run's own depth (a run file's too) and gives a retriever the schema's retrieval.depth."""
     from harness.cell.plan import check_name
     from harness.core.confs import RetrievalConf
-    from harness.core.run.frames import is_frame
+    from harness.core.frames import is_frame
     from retrievers import as_retriever
     from retrievers.run_file import RunFile
 

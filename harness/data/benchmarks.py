@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import BenchmarkError, ConfigError
+from harness.core.frames import is_frame, qrels_text
 from harness.core.paths import data_dir
 from harness.core.types import Benchmark, Chunk, Query
 from harness.data import download as datasets
@@ -45,12 +46,18 @@ def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
         from harness.data.hub import load_hub
 
         return load_hub(cfg)
+    qrels = cfg.get("qrels")
+    if qrels is not None and fmt != "beir":
+        raise ConfigError(
+            f"corpus.qrels applies to BEIR folders (corpus.format=beir), not to format {fmt}; "
+            "a RedQA file holds its gold groups itself"
+        )
     path = _resolve_path(cfg)
     name = cfg.get("name") or _default_name(path)
     if fmt == "redqa":
         bench = load_redqa(path, name=name)
     else:
-        bench = load_beir(path, name=name, split=cfg.get("split") or "test")
+        bench = load_beir(path, name=name, split=cfg.get("split") or "test", qrels=qrels)
     if cfg.get("git_blob_sha1"):
         bench = replace(bench, metadata={**bench.metadata, "git_blob_sha1": cfg["git_blob_sha1"]})
     return bench
@@ -65,10 +72,13 @@ def data_files(cfg: Mapping[str, Any]) -> tuple[str, list[tuple[str | None, Path
     name and hash them, without reading them: a RedQA file (label None: its bytes alone), or
     a BEIR folder's three files with their labels, in the order the loader reads them. None
     where that takes loading (the Hub) or a file is not there (a download)."""
-    if cfg.get("format") == "beir" and cfg.get("path"):
+    if cfg.get("format") == "beir" and cfg.get("path") and not is_frame(cfg.get("qrels")):
         folder = Path(str(cfg["path"])).expanduser()
-        labels = ("corpus.jsonl", "queries.jsonl", f"qrels/{cfg.get('split') or 'test'}.tsv")
-        files: list[tuple[str | None, Path]] = [(label, folder / label) for label in labels]
+        qrels = qrels_file(folder, cfg.get("split") or "test", cfg.get("qrels"))
+        files: list[tuple[str | None, Path]] = [
+            *((label, folder / label) for label in ("corpus.jsonl", "queries.jsonl")),
+            (f"qrels/{qrels.name}", qrels),
+        ]
         name = cfg.get("name") or _default_name(folder)
     elif cfg.get("format") == "redqa":
         if cfg.get("path"):
@@ -158,7 +168,7 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
     absent = _absent_gold(path, queries, corpus)
     if absent:
         metadata["judged_not_in_corpus"] = absent
-    labelled = _absent_labelled(path, {q.query_id: q.labels for q in queries}, corpus)
+    labelled = _absent_labelled({q.query_id: q.labels for q in queries}, corpus)
     if labelled:
         metadata["labelled_not_in_corpus"] = labelled
     return Benchmark(
@@ -236,8 +246,9 @@ def _text(path: Path, raw: bytes) -> str:
 # ---------------------------------------------------------------- BEIR folder
 
 
-def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
-    """Read a BEIR folder; each judged chunk with grade > 0 becomes its own one-chunk group."""
+def load_beir(folder: Path, *, name: str, split: str = "test", qrels: Any = None) -> Benchmark:
+    """Read a BEIR folder; each judged chunk with grade > 0 becomes its own one-chunk group.
+    `qrels` replaces qrels/<split>.tsv: a file (BEIR TSV or TREC qrels) or a DataFrame."""
     if not folder.is_dir():
         raise BenchmarkError(f"BEIR folder not found: {folder}")
     digest = hashlib.sha256()
@@ -254,7 +265,8 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
                 raise BenchmarkError(f"{path}:{line_no}: query '{qid}' has no text")
         texts[qid] = text
         rows[qid] = (f"{path}:{line_no}: query '{qid}'", row)
-    qrels, labels, absent = _beir_qrels(folder, split, digest, corpus, texts, rows)
+    source = _qrels_source(folder, split, qrels)
+    qrels, labels, absent = _beir_qrels(source, digest, corpus, texts, rows)
     queries = tuple(
         _beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
         for qid in texts
@@ -268,7 +280,7 @@ def load_beir(folder: Path, *, name: str, split: str = "test") -> Benchmark:
     }
     if absent:
         metadata["judged_not_in_corpus"] = absent
-    labelled = _absent_labelled(folder / "qrels", labels, corpus)
+    labelled = _absent_labelled(labels, corpus)
     if labelled:
         metadata["labelled_not_in_corpus"] = labelled
     return Benchmark(
@@ -356,9 +368,39 @@ def _field(path: Path, line_no: int, row: dict, key: str) -> str:
     return value
 
 
+def qrels_file(folder: Path, split: str, qrels: Any = None) -> Path:
+    """The qrels file a BEIR folder is scored with: corpus.qrels when set, else
+    qrels/<split>.tsv, else qrels/<split>.txt (TREC qrels)."""
+    if qrels is not None:
+        return Path(str(qrels)).expanduser()
+    tsv = folder / "qrels" / f"{split}.tsv"
+    txt = tsv.with_suffix(".txt")
+    return txt if not tsv.is_file() and txt.is_file() else tsv
+
+
+def _qrels_source(folder: Path, split: str, qrels: Any) -> tuple[str, str, bytes]:
+    """(where, checksum label, bytes) of the judgments: a file, or a DataFrame as TSV."""
+    if is_frame(qrels):
+        return "qrels DataFrame", "qrels/DataFrame", qrels_text(qrels).encode()
+    path = qrels_file(folder, split, qrels)
+    if not path.is_file():
+        if qrels is not None:
+            raise BenchmarkError(f"qrels file not found: {path} (from corpus.qrels)")
+        found = sorted(
+            {p.stem for p in (folder / "qrels").glob("*") if p.suffix in (".tsv", ".txt")}
+        )
+        raise BenchmarkError(
+            f"qrels file not found: {path}; splits found: {', '.join(found) or 'none'} "
+            f"(set corpus.split, or corpus.qrels=FILE)"
+        )
+    return str(path), f"qrels/{path.name}", path.read_bytes()
+
+
+_QRELS_LAYOUTS = {3: "'query-id corpus-id score' (BEIR)", 4: "'qid iter docid rel' (TREC qrels)"}
+
+
 def _beir_qrels(
-    folder: Path,
-    split: str,
+    source: tuple[str, str, bytes],
     digest: Any,
     corpus: Mapping[str, Chunk],
     texts: Mapping[str, str],
@@ -366,28 +408,29 @@ def _beir_qrels(
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]], dict[str, Any] | None]:
     """The graded judgments and the named labels (a score column that is not an integer is a
     label name, e.g. RELATED) per query, and what they say of chunks corpus.jsonl lacks
-    (kept, as trec_eval keeps them; None when there are none)."""
-    path = folder / "qrels" / f"{split}.tsv"
-    if not path.is_file():
-        found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
-        raise BenchmarkError(
-            f"qrels file not found: {path}; splits found: {', '.join(found) or 'none'} "
-            f"(set corpus.split)"
-        )
-    raw = path.read_bytes()
-    _hash_part(digest, f"qrels/{path.name}", raw)
+    (kept, as trec_eval keeps them; None when there are none). Lines of 3 fields are BEIR's,
+    of 4 TREC's (the iteration field unused, as trec_eval ignores it); one file, one layout."""
+    path, label, raw = source
+    _hash_part(digest, label, raw)
     judgments = QrelsCollector()
-    for line_no, line in enumerate(_text(path, raw).splitlines(), start=1):
+    width = 0  # fields per line: the first judgment's
+    for line_no, line in enumerate(_text(Path(path), raw).splitlines(), start=1):
         parts = line.split("\t") if "\t" in line else line.split()
+        if len(parts) != 3:  # TREC qrels: fields split by any white space, as trec_eval reads
+            parts = line.split()
         if not parts or not line.strip():
             continue
         if line_no == 1 and parts[0] == "query-id":
             continue
-        if len(parts) != 3:
-            raise BenchmarkError(
-                f"{path}:{line_no}: expected 'query-id corpus-id score', found {line!r}"
+        width = width or len(parts)
+        if len(parts) != width or width not in _QRELS_LAYOUTS:
+            layout = (
+                " or ".join(_QRELS_LAYOUTS.values())
+                if width not in _QRELS_LAYOUTS
+                else (f"{_QRELS_LAYOUTS[width]}, as the file's first line")
             )
-        qid, cid, grade_text = parts
+            raise BenchmarkError(f"{path}:{line_no}: expected {layout}, found {line!r}")
+        qid, cid, grade_text = parts if width == 3 else (parts[0], parts[2], parts[3])
         if qid not in texts:
             raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
         judgments.add(f"{path}:{line_no}", f"line {line_no}", qid, cid, grade_text)

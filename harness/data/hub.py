@@ -726,7 +726,7 @@ def _load_beir(spec: _Spec, main: _Source, split: str, cfg: Mapping[str, Any]) -
     absent = readers._absent_judged(qwhere, qrels, corpus)
     if absent:
         metadata["judged_not_in_corpus"] = absent
-    labelled = readers._absent_labelled(qwhere, labels, corpus)
+    labelled = readers._absent_labelled(labels, corpus)
     if labelled:
         metadata["labelled_not_in_corpus"] = labelled
     checksum = main.identity()

@@ -270,7 +270,7 @@ def _absent_gold(
 
 
 def _absent_labelled(
-    path: Path, labels: Mapping[str, Mapping[str, str] | None], corpus: Mapping[str, Chunk]
+    labels: Mapping[str, Mapping[str, str] | None], corpus: Mapping[str, Chunk]
 ) -> dict[str, Any] | None:
     """Labels (query -> {chunk id: label}) naming chunks the corpus lacks, counted with
     examples (a label grades a chunk; one that cannot be retrieved grades nothing a run
@@ -288,7 +288,7 @@ def _absent_labelled(
 
 
 def _absent_judged(
-    path: Path, qrels: Mapping[str, Mapping[str, int]], corpus: Mapping[str, Chunk]
+    path: Path | str, qrels: Mapping[str, Mapping[str, int]], corpus: Mapping[str, Chunk]
 ) -> dict[str, Any] | None:
     judgments = relevant = 0
     chunks: dict[str, None] = {}

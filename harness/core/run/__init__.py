@@ -216,7 +216,7 @@ class Run:
         DataFrame (Run.from_df) made canonical, scores finite (as Run.from_trec has them).
         `depth` None keeps every chunk; `where` starts an error with where the data came
         from (a retriever's search)."""
-        from harness.core.run.frames import is_frame, run_scores
+        from harness.core.frames import is_frame, run_scores
 
         if is_frame(given):
             given, where = run_scores(given), where or "DataFrame "
@@ -270,7 +270,7 @@ class Run:
     def to_df(self):
         """The run as a pandas DataFrame: qid, docno, score, rank (from 0), PyTerrier's
         columns, in canonical order."""
-        from harness.core.run.frames import run_frame
+        from harness.core.frames import run_frame
 
         return run_frame(self)
 

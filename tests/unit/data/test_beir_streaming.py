@@ -55,7 +55,8 @@ def _reference(folder: Path, split: str = "test") -> Benchmark:
             raise BenchmarkError(f"{qpath}:{line_no}: query '{qid}' has no text")
         texts[qid] = text
         rows[qid] = (f"{qpath}:{line_no}: query '{qid}'", row)
-    qrels, labels, absent = B._beir_qrels(folder, split, digest, corpus, texts, rows)
+    source = B._qrels_source(folder, split, None)
+    qrels, labels, absent = B._beir_qrels(source, digest, corpus, texts, rows)
     queries = tuple(
         B._beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
         for qid in texts

@@ -125,7 +125,9 @@ def test_beir_each_relevant_doc_is_a_group_and_grades_are_kept(tmp_path):
 def test_beir_errors(tmp_path):
     # (a judged chunk absent from corpus.jsonl is kept: tests/unit/data/test_absent_gold.py)
     _beir(tmp_path)
-    with pytest.raises(BenchmarkError, match=r"splits found: test \(set corpus.split\)"):
+    with pytest.raises(
+        BenchmarkError, match=r"splits found: test \(set corpus.split, or corpus.qrels=FILE\)"
+    ):
         load_beir(tmp_path / "scifact", name="s", split="dev")
 
 

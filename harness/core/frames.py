@@ -1,0 +1,90 @@
+"""Runs and qrels as pandas DataFrames, in the two column layouts the ecosystem uses:
+PyTerrier's (`qid, docno, score[, rank]`; qrels `qid, docno, label`) and ir_measures'
+(`query_id, doc_id, score`; qrels `query_id, doc_id, relevance`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.core.errors import BenchmarkError
+
+# (query id, chunk id, score) columns, in the order they are looked for
+RUN_COLUMNS = (("qid", "docno", "score"), ("query_id", "doc_id", "score"))
+QRELS_COLUMNS = (("qid", "docno", "label"), ("query_id", "doc_id", "relevance"))
+
+
+def is_frame(obj: Any) -> bool:
+    """Whether `obj` is a pandas DataFrame (pandas is not imported for the question)."""
+    import sys
+
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, pd.DataFrame)
+
+
+def run_scores(df: Any) -> dict[str, dict[str, float]]:
+    """`{query_id: {chunk_id: score}}` from a run DataFrame; ids are read as text, a missing
+    id or a chunk listed twice for one query is one error naming the row."""
+    out: dict[str, dict[str, float]] = {}
+    for row, qid, doc, score in _rows(df, "run", RUN_COLUMNS):
+        docs = out.setdefault(qid, {})
+        if doc in docs:
+            raise BenchmarkError(
+                f"run DataFrame row {row!r}: query '{qid}' lists chunk '{doc}' twice; "
+                "keep one row per (query, chunk)"
+            )
+        docs[doc] = score
+    return out
+
+
+def qrels_text(df: Any) -> str:
+    """A qrels DataFrame as the text of a BEIR qrels file (the one qrels reader reads it):
+    grades as integers where they are whole numbers, label names (RELATED) as they are."""
+    lines = ["query-id\tcorpus-id\tscore"]
+    for row, qid, doc, grade in _rows(df, "qrels", QRELS_COLUMNS):
+        if isinstance(grade, float) and grade.is_integer():
+            grade = int(grade)
+        if any(c in str(x) for x in (qid, doc, grade) for c in "\t\r\n"):
+            raise BenchmarkError(f"qrels DataFrame row {row!r}: a tab or line break in a field")
+        lines.append(f"{qid}\t{doc}\t{grade}")
+    return "\n".join(lines) + "\n"
+
+
+def _rows(df: Any, what: str, layouts) -> Any:
+    """(row label, query id, chunk id, value) per row, ids as text, in the first of `layouts`
+    whose columns the frame has."""
+    cols = next((c for c in layouts if set(c) <= set(df.columns)), None)
+    if cols is None:
+        want = " or ".join(f"{', '.join(c)} ({tool})" for c, tool in zip(layouts, _TOOLS))
+        have = ", ".join(map(str, df.columns)) or "none"
+        raise BenchmarkError(f"a {what} DataFrame needs the columns {want}; it has {have}")
+    q, d, v = cols
+    for row, qid, doc, value in zip(
+        df.index.tolist(), df[q].tolist(), df[d].tolist(), df[v].tolist()
+    ):
+        yield row, _id(qid, what, q, row), _id(doc, what, d, row), value
+
+
+_TOOLS = ("PyTerrier", "ir_measures")
+
+
+def _id(value: Any, what: str, column: str, row: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise BenchmarkError(f"{what} DataFrame row {row!r}: no {column}; give every row its id")
+    if isinstance(value, float) and value.is_integer():  # a column made float by pandas
+        value = int(value)
+    return str(value)
+
+
+def run_frame(run: Any) -> Any:
+    """The run as a DataFrame with PyTerrier's columns: qid, docno, score and rank (from 0,
+    as PyTerrier counts), in canonical order."""
+    import pandas as pd
+
+    rows = [
+        (q, doc, score, i)
+        for q in run.query_ids()
+        for i, (doc, score) in enumerate(zip(run[q].ids, run[q].scores))
+    ]
+    frame = pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
+    return frame.astype({"qid": str, "docno": str, "score": float, "rank": int})
