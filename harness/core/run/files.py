@@ -201,7 +201,9 @@ def read_run_rows(path: Path, fmt: str = "auto"):
         if not text or text[:1] in ("{", "["):  # JSON, or a long blank start: read whole
             return None
     rows = runstore.Rows.read_trec(path)
-    if rows is None or not rows.canonical(check_duplicates=True):
+    if rows is None or any(q.startswith("#") for q in rows.query_ids):
+        return None  # a comment line read as a query: the line-by-line reader skips it
+    if not rows.canonical(check_duplicates=True):
         return None
     return rows
 
@@ -211,15 +213,18 @@ def _read_trec(path: Path, text: str) -> dict[str, dict[str, float]]:
     first_line: dict[tuple[str, str], int] = {}
     for no, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
-        if not fields:
+        if not fields or fields[0].startswith("#"):  # a blank or comment line
             continue
         where = f"{path}:{no}"
-        if len(fields) != 6:
+        # trec_eval ignores fields after the tag, splitting on C's white space only: where
+        # str.split() also splits on other white space (NBSP, \x1c-\x1f), the fields it
+        # finds past the sixth may be part of an id, so such a line keeps to six
+        if len(fields) < 6 or (len(fields) > 6 and _ODD_SPACE.search(line)):
             raise BenchmarkError(
                 f"{where}: expected 6 fields 'qid Q0 docid rank score tag', found "
                 f"{len(fields)}: '{_short(line)}'"
             )
-        qid, _, doc, rank, score, _ = fields
+        qid, _, doc, rank, score = fields[:5]  # fields after the tag are ignored, as trec_eval does
         try:
             int(rank)
         except ValueError:
@@ -310,6 +315,7 @@ def trec_lines(run, query_ids, tag: str) -> str:
 
 
 _SPACE = re.compile(r"\s")  # matches exactly the characters str.isspace() accepts
+_ODD_SPACE = re.compile(r"[^\S \t\n\r\f\v]")  # white space to str.split(), not to C's isspace
 
 
 def _has_space(text: str) -> bool:

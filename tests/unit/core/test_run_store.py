@@ -160,7 +160,6 @@ def test_score_spellings_read_as_float_reads_them(builder, tmp_path):
     "data",
     [
         b"q1 Q0 c1 1 2.5 sys\nq1 Q0 c2 2 1.0\n",  # 5 fields
-        b"q1 Q0 c1 1 2.5 sys extra\n",  # 7 fields
         b"q1 Q0 c1 1 high sys\n",
         b"q1 Q0 c1 one 2 sys\n",
         b"q1 Q0 c1 1.0 2 sys\n",
@@ -202,6 +201,8 @@ def test_malformed_files_give_the_line_by_line_error(builder, tmp_path, monkeypa
         b'{"q1": {"c1": 1}}',  # JSON, found by its first character
         "q1 Q0 c1 1 2 s\u2028q1 Q0 c2 2 1 s\n".encode(),  # a Unicode line break
         b"q1 Q0 c1 1 2 s\rq1 Q0 c2 2 1 s\r",  # old Mac line ends
+        b"q1 Q0 c1 1 2.5 sys extra fields\nq1 Q0 c2 2 1 s\n",  # ignored, as trec_eval does
+        b"# a comment\n#q1 Q0 c9 1 9 s\nq1 Q0 c1 1 2 s\n",  # comment lines are skipped
     ],
 )
 def test_unusual_but_valid_files_read_the_same(builder, tmp_path, monkeypatch, data):
