@@ -13,8 +13,9 @@ RUNTIME_KEYS = ("device", "cache", "cache_dir")
 
 def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benchmark:
     """A benchmark by config name (`"general-wiki"`, `"demo"`: conf/corpus/NAME.yaml, pinned and
-    verified), or by path (a RedQA JSON file, or a BEIR folder). `options` override the corpus
-    config's keys: `split="dev"` for BEIR, `name=...`, `path=...`."""
+    verified), by ir_datasets id (`"irds:beir/scifact/test"`), or by path (a RedQA JSON file,
+    or a BEIR folder). `options` override the corpus config's keys: `split="dev"` for BEIR,
+    `qrels=...` (a file or a DataFrame), `name=...`, `path=...`."""
     from harness.core.confs import named_config
     from harness.core.paths import group_options
     from harness.data.benchmarks import load_benchmark as load
@@ -22,6 +23,8 @@ def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benc
     if isinstance(name_or_path, Benchmark):
         return name_or_path
     text = str(name_or_path)
+    if isinstance(name_or_path, str) and text.startswith("irds:"):
+        return load(named_config("corpus", "irds", {"id": text[len("irds:") :], **options}))
     if isinstance(name_or_path, str) and text in group_options("corpus"):
         return load(named_config("corpus", text, options))
     path = Path(text).expanduser()

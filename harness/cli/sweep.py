@@ -9,7 +9,9 @@ variable, which local workers and SLURM jobs inherit."""
 
 from __future__ import annotations
 
+import atexit
 import json
+import logging
 import os
 import sys
 import threading
@@ -67,6 +69,18 @@ def run_job(command: Callable[[dict[str, Any]], Any], resolved: dict[str, Any]) 
     write_text_atomic(folder / f"{record['job']:05d}.json", to_json(record))
     if os.environ.get(_LAUNCHER_PID_ENV) == str(os.getpid()):  # basic launcher: say it now
         print(progress_line(record, _total(), error=False), file=sys.stderr, flush=True)
+    if record["status"] == "failed" and os.environ.get("SLURM_JOB_ID"):
+        atexit.register(_exit_failed)
+
+
+def _exit_failed() -> None:
+    """A SLURM job whose cell failed ends with status 1, so sacct and squeue show FAILED. It
+    runs at exit, after submitit has stored the job's result: the launching process still
+    reads the record and summarises the sweep, where a raise would end it."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(1)
 
 
 def progress_line(record: Mapping[str, Any], total: int | None, error: bool = True) -> str:

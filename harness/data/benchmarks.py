@@ -16,25 +16,25 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import BenchmarkError, ConfigError
-from harness.core.frames import is_frame, qrels_text
+from harness.core.frames import is_frame
 from harness.core.paths import data_dir
 from harness.core.types import Benchmark, Chunk, Query
 from harness.data import download as datasets
+from harness.data.beir import beir_benchmark, qrels_file, qrels_source
 from harness.data.records import (
-    QrelsCollector,
     _absent_gold,
-    _absent_judged,
     _absent_labelled,
-    _beir_query,
     _check_unique,
+    hash_part,
     parse_date,
     query_record,
+    text_of,
 )
 
 log = logging.getLogger("harness.data")
 
 PACKAGED_DIR = Path(__file__).parent
-FORMATS = ("redqa", "beir", "hf")
+FORMATS = ("redqa", "beir", "hf", "irds")
 
 
 def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
@@ -42,16 +42,20 @@ def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
     fmt = cfg.get("format")
     if fmt not in FORMATS:
         raise ConfigError(f"corpus.format is '{fmt}'; valid: {', '.join(FORMATS)}")
+    qrels = cfg.get("qrels")
+    if qrels is not None and fmt not in ("beir", "irds"):
+        raise ConfigError(
+            f"corpus.qrels applies to BEIR folders and ir_datasets (corpus.format=beir or irds), "
+            f"not to format {fmt}"
+        )
     if fmt == "hf":  # imported here: `datasets` is only needed for Hub benchmarks
         from harness.data.hub import load_hub
 
         return load_hub(cfg)
-    qrels = cfg.get("qrels")
-    if qrels is not None and fmt != "beir":
-        raise ConfigError(
-            f"corpus.qrels applies to BEIR folders (corpus.format=beir), not to format {fmt}; "
-            "a RedQA file holds its gold groups itself"
-        )
+    if fmt == "irds":
+        from harness.data.irds import load_irds
+
+        return load_irds(cfg)
     path = _resolve_path(cfg)
     name = cfg.get("name") or _default_name(path)
     if fmt == "redqa":
@@ -105,15 +109,8 @@ def files_checksum(files: list[tuple[str | None, Path]]) -> str:
         if label is None:  # a RedQA file: its bytes
             digest.update(path.read_bytes())
         else:
-            _hash_part(digest, label, path.read_bytes())
+            hash_part(digest, label, path.read_bytes())
     return "sha256:" + digest.hexdigest()
-
-
-def _hash_part(digest: Any, label: str, raw: bytes) -> None:
-    """One file's share of a BEIR folder's checksum (its name, then its bytes): the one rule
-    load_beir and files_checksum both follow."""
-    digest.update(label.encode() + b"\0")
-    digest.update(raw)
 
 
 def _resolve_path(cfg: Mapping[str, Any]) -> Path:
@@ -233,16 +230,6 @@ def _json(path: Path, raw: bytes, where: str = "") -> Any:
         ) from None
 
 
-def _text(path: Path, raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8-sig")  # a byte order mark is not part of the first id
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise BenchmarkError(
-            f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
-        ) from None
-
-
 # ---------------------------------------------------------------- BEIR folder
 
 
@@ -265,32 +252,9 @@ def load_beir(folder: Path, *, name: str, split: str = "test", qrels: Any = None
                 raise BenchmarkError(f"{path}:{line_no}: query '{qid}' has no text")
         texts[qid] = text
         rows[qid] = (f"{path}:{line_no}: query '{qid}'", row)
-    source = _qrels_source(folder, split, qrels)
-    qrels, labels, absent = _beir_qrels(source, digest, corpus, texts, rows)
-    queries = tuple(
-        _beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
-        for qid in texts
-        if qid in qrels or qid in labels or rows[qid][1].get("answerable") is False
-    )
-    metadata: dict[str, Any] = {
-        "format": "beir",
-        "split": split,
-        "queries_in_file": len(texts),
-        "queries_without_judgments_in_split": len(texts) - len(queries),
-    }
-    if absent:
-        metadata["judged_not_in_corpus"] = absent
-    labelled = _absent_labelled(labels, corpus)
-    if labelled:
-        metadata["labelled_not_in_corpus"] = labelled
-    return Benchmark(
-        name=name,
-        corpus=corpus,
-        queries=queries,
-        checksum="sha256:" + digest.hexdigest(),
-        source=str(folder),
-        metadata=metadata,
-    )
+    source = qrels_source(folder, split, qrels)
+    metadata = {"format": "beir", "split": split}
+    return beir_benchmark(name, str(folder), corpus, texts, rows, source, digest, metadata)
 
 
 def _beir_corpus(path: Path, digest: Any) -> dict[str, Chunk]:
@@ -334,8 +298,8 @@ def _jsonl(path: Path, digest: Any) -> Iterator[tuple[int, dict]]:
     if not path.is_file():
         raise BenchmarkError(f"BEIR file not found: {path}")
     raw = path.read_bytes()
-    _hash_part(digest, path.name, raw)
-    lines = _text(path, raw).splitlines()
+    hash_part(digest, path.name, raw)
+    lines = text_of(path, raw).splitlines()
     del raw
     lines.reverse()  # popped from the end: each line is freed once parsed
     line_no = 0
@@ -366,79 +330,3 @@ def _field(path: Path, line_no: int, row: dict, key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BenchmarkError(f"{path}:{line_no}: missing or blank '{key}'")
     return value
-
-
-def qrels_file(folder: Path, split: str, qrels: Any = None) -> Path:
-    """The qrels file a BEIR folder is scored with: corpus.qrels when set, else
-    qrels/<split>.tsv, else qrels/<split>.txt (TREC qrels)."""
-    if qrels is not None:
-        return Path(str(qrels)).expanduser()
-    tsv = folder / "qrels" / f"{split}.tsv"
-    txt = tsv.with_suffix(".txt")
-    return txt if not tsv.is_file() and txt.is_file() else tsv
-
-
-def _qrels_source(folder: Path, split: str, qrels: Any) -> tuple[str, str, bytes]:
-    """(where, checksum label, bytes) of the judgments: a file, or a DataFrame as TSV."""
-    if is_frame(qrels):
-        return "qrels DataFrame", "qrels/DataFrame", qrels_text(qrels).encode()
-    path = qrels_file(folder, split, qrels)
-    if not path.is_file():
-        if qrels is not None:
-            raise BenchmarkError(f"qrels file not found: {path} (from corpus.qrels)")
-        found = sorted(
-            {p.stem for p in (folder / "qrels").glob("*") if p.suffix in (".tsv", ".txt")}
-        )
-        raise BenchmarkError(
-            f"qrels file not found: {path}; splits found: {', '.join(found) or 'none'} "
-            f"(set corpus.split, or corpus.qrels=FILE)"
-        )
-    return str(path), f"qrels/{path.name}", path.read_bytes()
-
-
-_QRELS_LAYOUTS = {3: "'query-id corpus-id score' (BEIR)", 4: "'qid iter docid rel' (TREC qrels)"}
-
-
-def _beir_qrels(
-    source: tuple[str, str, bytes],
-    digest: Any,
-    corpus: Mapping[str, Chunk],
-    texts: Mapping[str, str],
-    rows: Mapping[str, tuple[str, dict]],
-) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]], dict[str, Any] | None]:
-    """The graded judgments and the named labels (a score column that is not an integer is a
-    label name, e.g. RELATED) per query, and what they say of chunks corpus.jsonl lacks
-    (kept, as trec_eval keeps them; None when there are none). Lines of 3 fields are BEIR's,
-    of 4 TREC's (the iteration field unused, as trec_eval ignores it); one file, one layout."""
-    path, label, raw = source
-    _hash_part(digest, label, raw)
-    judgments = QrelsCollector()
-    width = 0  # fields per line: the first judgment's
-    for line_no, line in enumerate(_text(Path(path), raw).splitlines(), start=1):
-        parts = line.split("\t") if "\t" in line else line.split()
-        if len(parts) != 3:  # TREC qrels: fields split by any white space, as trec_eval reads
-            parts = line.split()
-        if not parts or not line.strip():
-            continue
-        if line_no == 1 and parts[0] == "query-id":
-            continue
-        width = width or len(parts)
-        if len(parts) != width or width not in _QRELS_LAYOUTS:
-            layout = (
-                " or ".join(_QRELS_LAYOUTS.values())
-                if width not in _QRELS_LAYOUTS
-                else (f"{_QRELS_LAYOUTS[width]}, as the file's first line")
-            )
-            raise BenchmarkError(f"{path}:{line_no}: expected {layout}, found {line!r}")
-        qid, cid, grade_text = parts if width == 3 else (parts[0], parts[2], parts[3])
-        if qid not in texts:
-            raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
-        judgments.add(f"{path}:{line_no}", f"line {line_no}", qid, cid, grade_text)
-    judgments.check(str(path))
-    qrels, labels = judgments.qrels, judgments.labels
-    if not qrels and not labels and not any(r.get("answerable") is False for _, r in rows.values()):
-        raise BenchmarkError(
-            f"{path}: no judgments; a benchmark needs at least one judged query (set "
-            f"corpus.split to a split with qrels)"
-        )
-    return qrels, labels, _absent_judged(path, qrels, corpus)

@@ -379,3 +379,20 @@ class QrelsCollector:
             raise BenchmarkError(
                 f"{where}: query '{q}' gives chunk '{c}' both a grade and a label; keep one"
             )
+
+
+def text_of(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")  # a byte order mark is not part of the first id
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise BenchmarkError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
+        ) from None
+
+
+def hash_part(digest: Any, label: str, raw: bytes) -> None:
+    """One file's share of a BEIR folder's checksum (its name, then its bytes): the one rule
+    the BEIR loaders and benchmarks.files_checksum follow."""
+    digest.update(label.encode() + b"\0")
+    digest.update(raw)

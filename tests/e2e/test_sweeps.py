@@ -78,7 +78,7 @@ def test_readme_experiment_lines_work_as_printed(tmp_path):
         "hydra/launcher=submitit_slurm",
         "hydra.launcher.partition=gpu",
         cwd=elsewhere,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": str(elsewhere)},  # a folder without srun (a machine with SLURM has it)
         check=False,
     )
     assert_one_line_error(out, elsewhere, "needs SLURM, and srun is not on PATH")

@@ -27,13 +27,15 @@ def test_every_cell_composes(hydra_ctx, retriever, corpus):
         overrides.append("corpus.path=/data/x")
     if corpus == "hf":
         overrides.append("corpus.dataset=BeIR/scifact")
+    if corpus == "irds":
+        overrides.append("corpus.id=beir/scifact/test")
     if retriever == "run_file":
         overrides.append("retriever.path=/runs/run_file.trec")
     if retriever == "custom":  # a plug-in: any class with the retriever protocol
         overrides.append("retriever._target_=retrievers.bm25.BM25")
     cfg = compose(config_name="config", overrides=overrides)
     resolved = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    assert resolved["corpus"]["format"] in ("redqa", "beir", "hf")
+    assert resolved["corpus"]["format"] in ("redqa", "beir", "hf", "irds")
     built = build_retriever(resolved["retriever"])  # validates parameters, loads nothing
     assert built.name == retriever
 

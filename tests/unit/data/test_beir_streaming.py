@@ -12,8 +12,9 @@ import pytest
 
 from harness.core.errors import BenchmarkError
 from harness.core.types import Benchmark, Chunk
+from harness.data import beir
 from harness.data import benchmarks as B
-from harness.data.records import parse_date
+from harness.data.records import _beir_query, parse_date, text_of
 
 
 def _rows(path: Path, digest) -> list[tuple[int, dict]]:
@@ -22,7 +23,7 @@ def _rows(path: Path, digest) -> list[tuple[int, dict]]:
     raw = path.read_bytes()
     digest.update(path.name.encode() + b"\0" + raw)
     rows = []
-    for line_no, line in enumerate(B._text(path, raw).splitlines(), start=1):
+    for line_no, line in enumerate(text_of(path, raw).splitlines(), start=1):
         if not line.strip():
             continue
         row = B._json(path, line.encode(), where=f"line {line_no}")
@@ -55,10 +56,10 @@ def _reference(folder: Path, split: str = "test") -> Benchmark:
             raise BenchmarkError(f"{qpath}:{line_no}: query '{qid}' has no text")
         texts[qid] = text
         rows[qid] = (f"{qpath}:{line_no}: query '{qid}'", row)
-    source = B._qrels_source(folder, split, None)
-    qrels, labels, absent = B._beir_qrels(source, digest, corpus, texts, rows)
+    source = beir.qrels_source(folder, split, None)
+    qrels, labels, absent = beir._beir_qrels(source, digest, corpus, texts, rows)
     queries = tuple(
-        B._beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
+        _beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
         for qid in texts
         if qid in qrels or qid in labels or rows[qid][1].get("answerable") is False
     )
