@@ -139,7 +139,10 @@ class Evaluation:
             "metrics": list(self.values),  # every metric scored (`metrics` are those shown)
             "results": scored.aggregated,
             "config": _portable(self.config),
-            "provenance": {"versions": provenance.versions(), "git": provenance.git_state()},
+            "provenance": {
+                "versions": provenance.versions(_model_packages(self.config)),
+                "git": provenance.git_state(),
+            },
             "display_name": record.get("display_name", self.retriever),
             "variant": record.get("variant", {}),
             "variance": scored.variance,
@@ -451,3 +454,16 @@ def _yaml(cfg: Mapping[str, Any]) -> str:
     from omegaconf import OmegaConf
 
     return OmegaConf.to_yaml(OmegaConf.create(dict(cfg)))
+
+
+def _model_packages(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The model libraries' names when the cell ran a model (a dense or hybrid retriever, a
+    plug-in, the utility section): their versions can change its numbers."""
+    retriever = config.get("retriever") or {}
+    ran_model = (
+        retriever.get("type") in ("dense", "hybrid")
+        or retriever.get("_target_") not in (None, "", "???")
+        or retriever.get("type") == "python"
+        or bool(config.get("utility"))
+    )
+    return provenance.MODEL_PACKAGES if ran_model else ()

