@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.core.types import canonical  # noqa: E402
+from harness.core.run import canonical  # noqa: E402
 from harness.data.benchmarks import load_redqa  # noqa: E402
 from retrievers.bm25 import BM25  # noqa: E402
 

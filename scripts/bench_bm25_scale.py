@@ -46,7 +46,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from make_synthetic_corpus import chunks, queries  # noqa: E402
 
-from harness.core.types import Query, canonical  # noqa: E402
+from harness.core.run import canonical  # noqa: E402
+from harness.core.types import Query  # noqa: E402
 from retrievers.bm25 import BM25  # noqa: E402
 
 K1, B, EPSILON = 1.5, 0.75, 0.25
