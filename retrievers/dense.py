@@ -174,6 +174,18 @@ class Dense:
         for role, label in (("document", "corpus"), ("query", "queries")):
             s = self.cache_stats.get(role)
             if s:
-                parts.append(f"{label} {s['cached']} of {s['cached'] + s['encoded']} shards")
-        cache = [f"embeddings from the cache ({self.root}): {', '.join(parts)}"] if parts else []
+                parts.append(f"{label} {_cache_use(s['cached'], s['encoded'])}")
+        cache = [f"embeddings ({self.root}): {'; '.join(parts)}"] if parts else []
         return cache + search
+
+
+def _cache_use(cached: int, encoded: int) -> str:
+    """What the cache gave and what was encoded: 'all 8 shards from the cache', '8 shards
+    encoded and saved', '2 of 8 shards from the cache, 6 encoded and saved'."""
+    total = cached + encoded
+    shards = "1 shard" if total == 1 else f"{total} shards"
+    if not encoded:
+        return f"{'' if total == 1 else 'all '}{shards} from the cache"
+    if not cached:
+        return f"{shards} encoded and saved"
+    return f"{cached} of {shards} from the cache, {encoded} encoded and saved"

@@ -29,7 +29,7 @@ def test_minilm_end_to_end_then_from_the_cache(tmp_path):
     env = _env(tmp_path)
     first = harness("retriever=minilm", "device=cpu", cwd=tmp_path, env=env)
     assert "demo · minilm · 48 queries" in first.stdout
-    assert "corpus 0 of 1 shards" in first.stderr
+    assert "corpus 1 shard encoded and saved" in first.stderr
     cell = tmp_path / "results" / "demo" / "minilm"
     before = _results(cell)
     overall = before["overall"]["mean"]
@@ -40,7 +40,7 @@ def test_minilm_end_to_end_then_from_the_cache(tmp_path):
     assert len(run) == 48 * 100 and run[0].split()[5] == "minilm"
     # force=true: the cell is up to date; recomputing it must take the embeddings from the cache
     second = harness("retriever=minilm", "device=cpu", "force=true", cwd=tmp_path, env=env)
-    assert "corpus 1 of 1 shards, queries 1 of 1 shards" in second.stderr
+    assert "corpus 1 shard from the cache; queries 1 shard from the cache" in second.stderr
     assert _results(cell) == before
 
 

@@ -47,12 +47,12 @@ def test_two_shards_fill_the_cache_of_one_run_and_the_cell_reads_it(tmp_path):
 
     # the cell runs from the cache: every shard cached, nothing encoded
     cell = harness(*ARGS, cwd=sharded, env=_env(sharded))
-    assert "corpus 8 of 8 shards, queries 3 of 3 shards" in cell.stderr
+    assert "corpus all 8 shards from the cache; queries all 3 shards from the cache" in cell.stderr
     assert "resuming" not in cell.stderr
 
     # an unsharded cell encodes for itself; its cache and its results are the same bytes
     alone = harness(*ARGS, cwd=plain, env=_env(plain))
-    assert "corpus 0 of 8 shards, queries 0 of 3 shards" in alone.stderr
+    assert "corpus 8 shards encoded and saved; queries 3 shards encoded and saved" in alone.stderr
     cache = _files(sharded / "cache")
     assert len(cache) == (1 + 2 * 8) + (1 + 2 * 3)  # corpus, queries: meta.json, .npy + .json
     assert cache == _files(plain / "cache")
