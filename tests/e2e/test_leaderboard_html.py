@@ -36,7 +36,8 @@ def page(tmp_path_factory):
     harness("-m", "retriever=bm25,bm25-simple", "corpus=demo", cwd=root)
     write_redqa(root / "mini.json")
     harness("retriever=bm25", "corpus=redqa", f"corpus.path={root / 'mini.json'}", cwd=root)
-    leaderboard("--no-significance", cwd=root)
+    # the packaged demo is shown only when named (with a real corpus beside it)
+    leaderboard("--no-significance", "--corpus", "demo", "mini", cwd=root)
     return root / "leaderboard" / "index.html"
 
 
@@ -213,7 +214,8 @@ def hostile_page(tmp_path_factory):
     strata = results / "strata" / COMMENT / "hostile.json"
     strata.parent.mkdir(parents=True)
     strata.write_text(json.dumps({"clusters": clusters, "summary": {}}), encoding="utf-8")
-    leaderboard("--no-significance", cwd=root)
+    # the packaged demo is shown only when named (with a real corpus beside it)
+    leaderboard("--no-significance", "--corpus", "demo", COMMENT, cwd=root)
     return root / "leaderboard" / "index.html"
 
 

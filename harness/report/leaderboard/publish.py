@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from harness.core.errors import HarnessError, did_you_mean
+
+log = logging.getLogger("harness.report")
 
 FORMATS = ("all", "markdown", "latex", "csv", "html")
 
@@ -19,9 +22,16 @@ TABLES = (
 )
 
 
+# The packaged example: shown only when named (--corpus demo) or when it is all there is.
+DEMO = "demo"
+
+
 def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
     if not wanted:
-        return board.corpora
+        real = [c for c in board.corpora if c != DEMO]
+        if real and len(real) < len(board.corpora):
+            log.info(f"the packaged demo corpus is left out; --corpus {DEMO} shows it")
+        return real or board.corpora
     for c in wanted:
         if c not in board.cells:
             hint = did_you_mean(c, board.corpora)

@@ -162,15 +162,30 @@ def _mark_best(
 
 
 def order(board: Board, corpora: Sequence[str], metric: str) -> list[str]:
-    """Retrievers sorted by their mean `metric` over `corpora`, weakest first (the paper's
-    Table 3 order: BM25 on top, the strongest at the bottom)."""
+    """Retrievers sorted by their mean `metric` over the corpora of `corpora` where every one
+    of them has it (common_corpora), weakest first (the paper's Table 3 order: BM25 on top,
+    the strongest at the bottom): a mean over different corpora would compare apples with
+    pears. Without a common corpus, over what each has."""
+    names = board.retrievers(list(corpora))
+    common = common_corpora(board, corpora, metric) or list(corpora)
 
     def key(name: str):
-        vals = [board.cells[c][name].mean(metric) for c in corpora if name in board.cells[c]]
+        vals = [board.cells[c][name].mean(metric) for c in common if name in board.cells[c]]
         vals = [v for v in vals if v is not None]
         return (np.mean(vals) if vals else -1.0, name)
 
-    return sorted(board.retrievers(list(corpora)), key=key)
+    return sorted(names, key=key)
+
+
+def common_corpora(board: Board, corpora: Sequence[str], metric: str) -> list[str]:
+    """The corpora of `corpora` on which every retriever shown has a value of `metric`."""
+    names = board.retrievers(list(corpora))
+
+    def has(c: str, name: str) -> bool:
+        e = board.cells[c].get(name)
+        return e is not None and e.mean(metric) is not None
+
+    return [c for c in corpora if all(has(c, n) for n in names)]
 
 
 def _diag_note(board: Board, corpus: str) -> str:
@@ -225,6 +240,11 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
         "Sim: corpus Similarity, the mean cosine of chunk pairs under the named embedder; "
         "Red: gold redundancy, the share of gold groups with more than one chunk"
     )
+    if len(corpora) > 1:
+        common = common_corpora(board, corpora, metrics[0])
+        over = ", ".join(common) if common else "each retriever's own corpora (none is common)"
+        by = header(TABLE3_METRICS[0], k)
+        table.notes.append(f"Rows: weakest first by mean {by} over {over}")
     return table
 
 

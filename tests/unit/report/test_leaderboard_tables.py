@@ -176,3 +176,30 @@ def test_reproduction_without_the_metric_is_not_computed_not_fail(board):
     status = {vals[1].text: vals[6].text for _, vals in t.rows}
     assert status["map"] == "not computed" and fails == 0
     assert any("metrics.names=[map]" in n for n in t.notes)
+
+
+def test_rows_are_ranked_over_the_corpora_every_row_has():
+    b = Board(Path("/nowhere"))
+    b.cells = {
+        "finance": {
+            "bm25": _entry("finance", "bm25", 0.60, 0.3),
+            "dense": _entry("finance", "dense", 0.55, 0.3),
+        },
+        "legal": {"bm25": _entry("legal", "bm25", 0.40, 0.2)},
+    }
+    t = table3(b, ["finance", "legal"], Options(), sig=None)
+    # over both corpora bm25 (mean 0.50) would rank below dense (0.55); on finance, which both
+    # have, dense (0.55) is the weaker
+    assert [label for label, _ in t.rows] == ["dense", "bm25"]
+    assert "Rows: weakest first by mean Cov@10 over finance" in t.notes
+
+
+def test_the_packaged_demo_is_left_out_unless_named():
+    from harness.report.leaderboard.publish import _corpora
+
+    b = Board(Path("/nowhere"))
+    b.cells = {c: {"bm25": _entry(c, "bm25", 0.5, 0.3)} for c in ("demo", "finance")}
+    assert _corpora(b, None) == ["finance"]
+    assert _corpora(b, ["demo", "finance"]) == ["demo", "finance"]
+    b.cells = {"demo": {"bm25": _entry("demo", "bm25", 0.5, 0.3)}}
+    assert _corpora(b, None) == ["demo"]  # all there is
