@@ -212,7 +212,7 @@ def _strata(strata, bench: Benchmark):
                     "per query in benchmark order, or a {query_id: label} mapping"
                 )
             out[str(key)] = labels
-        if key in ("hop", "overall"):
+        if key in ("hop", "relevant", "overall"):
             raise ConfigError(f"strata name '{key}' is taken; pick another name")
     return None, None, out
 

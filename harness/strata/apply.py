@@ -289,7 +289,7 @@ def section(
         "coverage": coverage_figures(doc, spec.min_cluster_entities, chunk_clusters),
         "clusters": clusters,
         "grid": grid(values, strata["dispersion"], strata["alignment"]),
-        "hop_grid": hop_grids(values, strata),
+        "hop_grid": hop_grids(values, strata) if "hop" in strata else {},
         "aggregates": aggregates(values, strata["cluster"], spec.min_queries),
         "population": population(values, strata["cluster"], doc, chunk_clusters),
     }

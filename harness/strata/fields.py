@@ -14,7 +14,7 @@ from harness.core.types import Benchmark, FieldValue, Query
 from harness.strata.semantic import NA, Tertiles
 
 # Stratifications the harness builds itself; a query field may not take one of their names.
-BUILT_IN = ("hop", "answerable", "grounding", "cluster", "dispersion", "alignment")
+BUILT_IN = ("hop", "relevant", "answerable", "grounding", "cluster", "dispersion", "alignment")
 
 # GaRAGe's grounding-quality bins of pass_r, in reading order.
 GROUNDING = ("<33%", "33-66%", ">66%")

@@ -13,12 +13,27 @@ def hop_label(query: Query) -> str:
     return str(query.hop) if query.hop < 5 else "5+"
 
 
+# Formats whose every relevant chunk is a gold group of its own (BEIR's qrels): there the
+# number of groups is the number of relevant chunks, not a number of hops.
+ONE_CHUNK_GROUPS = ("beir", "irds")
+
+
+def group_stratum(benchmark: Benchmark) -> str:
+    """What the number of gold groups is called: `hop` (RedQA: a group per fact to find), or
+    `relevant` where every relevant chunk is its own group (BEIR, ir_datasets, a Hub
+    dataset in the BEIR layout)."""
+    meta = benchmark.metadata
+    beir = meta.get("format") in ONE_CHUNK_GROUPS or meta.get("layout") == "beir"
+    return "relevant" if beir else "hop"
+
+
 def stratify(benchmark: Benchmark, fields: Sequence[str] = ()) -> dict[str, list[str]]:
-    """Stratification name -> label of each query, in benchmark query order: `hop` always;
+    """Stratification name -> label of each query, in benchmark query order: the number of
+    gold groups always (`hop`, or `relevant` for BEIR-shaped data: group_stratum);
     `answerable` when some query is not fully answerable; `grounding` when some query has
     relevance labels; then one per query field in `fields` (harness.strata.fields; its
     tertile cuts come from field_cuts). ConfigError for a bad field name."""
-    out = {"hop": [hop_label(q) for q in benchmark.queries]}
+    out = {group_stratum(benchmark): [hop_label(q) for q in benchmark.queries]}
     answerable = answerable_labels(benchmark)
     if answerable is not None:
         out["answerable"] = answerable
