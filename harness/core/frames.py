@@ -33,8 +33,20 @@ def run_scores(df: Any) -> dict[str, dict[str, float]]:
                 f"run DataFrame row {row!r}: query '{qid}' lists chunk '{doc}' twice; "
                 "keep one row per (query, chunk)"
             )
+        if not _finite(score):  # checked here to name the row (Run.of checks dicts)
+            raise BenchmarkError(
+                f"run DataFrame row {row!r}: query '{qid}', chunk '{doc}': score {score!r} is "
+                "not a finite number; give finite scores"
+            )
         docs[doc] = score
     return out
+
+
+def _finite(value: Any) -> bool:
+    try:
+        return not isinstance(value, bool) and math.isfinite(value)
+    except TypeError:
+        return False
 
 
 def qrels_text(df: Any) -> str:

@@ -120,7 +120,7 @@ def _beir_qrels(
             layout = (
                 " or ".join(_QRELS_LAYOUTS.values())
                 if width not in _QRELS_LAYOUTS
-                else (f"{_QRELS_LAYOUTS[width]}, as the file's first line")
+                else f"{_QRELS_LAYOUTS[width]}, the layout of the file's first judgment"
             )
             raise BenchmarkError(f"{path}:{line_no}: expected {layout}, found {line!r}")
         qid, cid, grade_text = parts if width == 3 else (parts[0], parts[2], parts[3])

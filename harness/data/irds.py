@@ -19,7 +19,7 @@ from harness.core.frames import qrels_text
 from harness.core.types import Benchmark, Chunk
 from harness.data.beir import beir_benchmark, qrels_source
 
-FETCH = "ir_datasets export {id} docs > /dev/null (once, online; then queries and qrels)"
+FETCH = "ir_datasets export {id} docs > /dev/null (then queries and qrels)"
 
 
 def load_irds(cfg: Mapping[str, Any]) -> Benchmark:
@@ -96,15 +96,19 @@ def _read(dataset: Any, part: str, ident: str):
     loggers are one per module, each at INFO with its own handler, so only logging.disable
     reaches them)."""
     level = logging.root.manager.disable
-    logging.disable(logging.INFO)
+    logging.disable(logging.WARNING)  # its "Download failed" warning too: our line says it
     try:
         yield from getattr(dataset, f"{part}_iter")()
     except Exception as exc:  # network, checksum, parse: ir_datasets raises many kinds
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        first = first if len(first) <= 160 else first[:157] + "..."
+        if "ConnectionError" in type(exc).__name__ or "NameResolution" in str(exc):
+            why = "it is not in ir_datasets' cache and the network cannot be reached"
+        else:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            first = first if len(first) <= 120 else first[:117] + "..."
+            why = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
         raise BenchmarkError(
-            f"ir_datasets {ident}: cannot read its {part} ({type(exc).__name__}: {first}); "
-            f"offline, fetch it first with: {FETCH.format(id=ident)}"
+            f"ir_datasets {ident}: cannot read its {part} ({why}); fetch it once online "
+            f"with: {FETCH.format(id=ident)}"
         ) from None
     finally:
         logging.disable(level)

@@ -97,7 +97,7 @@ def test_unknown_ids_and_unreadable_data_are_one_line(tmp_path):
         harness.load_benchmark("irds:beir/scifact")
     name = _register(tmp_path, "harness-test/absent", docs_file="gone.tsv")
     with pytest.raises(
-        HarnessError, match=r"cannot read its docs \(FileNotFoundError.*ir_datasets export"
+        HarnessError, match=r"its docs \(FileNotFoundError.*once online with: ir_datasets export"
     ):
         harness.load_benchmark(f"irds:{name}")
     with pytest.raises(HarnessError, match=r"corpus=irds needs corpus.id"):

@@ -73,7 +73,7 @@ def test_a_qrels_dataframe_reads_as_the_file(tmp_path, want, columns):
 @pytest.mark.parametrize(
     "text,message",
     [
-        (TREC + "q2 d3 1\n", r"test.txt:5: expected 'qid iter docid rel' \(TREC qrels\), as the"),
+        (TREC + "q2 d3 1\n", r"test.txt:5: expected 'qid iter docid rel' \(TREC qrels\), the lay"),
         ("q1 0 d1 1 extra\n", r"test.txt:1: expected 'query-id corpus-id score' \(BEIR\) or"),
     ],
 )
