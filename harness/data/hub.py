@@ -516,16 +516,25 @@ def _header(path: Path, sep: str) -> list[str]:
 
 
 def _guarded(rows: Any, where: str) -> Iterator[dict]:
-    """The rows, with a read failure part-way through as one error line."""
-    it = iter(rows)
-    while True:
-        try:
-            row = next(it)
-        except StopIteration:
-            return
-        except Exception as exc:
-            raise BenchmarkError(f"{where}: cannot read a row: {_line(exc)}") from None
-        yield row
+    """The rows, with a read failure part-way through as one error line: `datasets` logs
+    its own ERROR lines about it first (twice: its handler and ours), so its logger is
+    silenced while the rows are read (set once: setLevel clears every logger's cache), and
+    ours says what failed."""
+    quiet = logging.getLogger("datasets")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL + 1)
+    try:
+        it = iter(rows)
+        while True:
+            try:
+                row = next(it)
+            except StopIteration:
+                return
+            except Exception as exc:
+                raise BenchmarkError(f"{where}: cannot read a row: {_line(exc)}") from None
+            yield row
+    finally:
+        quiet.setLevel(level)
 
 
 def _line(exc: Exception) -> str:
