@@ -42,11 +42,20 @@ class Scored:
     kept: a notebook that reads the means pays for nothing else, a cell's files ask for all."""
 
     def __init__(
-        self, plan: CellPlan, bench: Benchmark, run: Run, metrics, values, strata, doc, path
+        self,
+        plan: CellPlan,
+        bench: Benchmark,
+        run: Run,
+        metrics,
+        values,
+        strata,
+        doc,
+        path,
+        utility,
     ):
         self.plan, self.bench, self.run, self.metrics = plan, bench, run, tuple(metrics)
         self.values, self.strata = values, strata
-        self.utility: dict[str, Any] = {}  # harness.utility's counts
+        self.utility: Mapping[str, Any] = utility  # harness.utility's counts
         self._doc, self._path = doc, path
 
     def complete(self) -> Scored:
@@ -133,9 +142,7 @@ def score(
     if doc is not None:
         strata.update(semantic_report.labels(bench, doc))
     strata.update(extra or {})
-    scored = Scored(plan, bench, run, metrics, values, strata, doc, strata_path)
-    scored.utility = counts
-    return scored
+    return Scored(plan, bench, run, metrics, values, strata, doc, strata_path, counts)
 
 
 def _utility_values(bench, run, metrics, spec, models, carried) -> tuple[dict[str, Any], dict]:

@@ -61,7 +61,7 @@ def beir_benchmark(
     )
 
 
-def qrels_file(folder: Path, split: str, qrels: Any = None) -> Path:
+def qrels_file(folder: Path | None, split: str, qrels: Any = None) -> Path:
     """The qrels file a BEIR folder is scored with: corpus.qrels when set, else
     qrels/<split>.tsv, else qrels/<split>.txt (TREC qrels)."""
     if qrels is not None:
@@ -71,8 +71,9 @@ def qrels_file(folder: Path, split: str, qrels: Any = None) -> Path:
     return txt if not tsv.is_file() and txt.is_file() else tsv
 
 
-def qrels_source(folder: Path, split: str, qrels: Any) -> tuple[str, str, bytes]:
-    """(where, checksum label, bytes) of the judgments: a file, or a DataFrame as TSV."""
+def qrels_source(folder: Path | None, split: str, qrels: Any) -> tuple[str, str, bytes]:
+    """(where, checksum label, bytes) of the judgments: a file, or a DataFrame as TSV; no
+    `folder` (ir_datasets) takes `qrels` alone."""
     if is_frame(qrels):
         return "qrels DataFrame", "qrels/DataFrame", qrels_text(qrels).encode()
     path = qrels_file(folder, split, qrels)

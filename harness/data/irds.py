@@ -124,7 +124,7 @@ def _qrels(dataset: Any, ident: str, override: Any) -> tuple[str, str, bytes]:
     """(where, checksum label, bytes) of the judgments: the dataset's, written as BEIR's
     TSV for the one qrels reader, or corpus.qrels (a file or a DataFrame) instead."""
     if override is not None:  # a file or a DataFrame: no folder is looked in
-        return qrels_source(None, "", override)  # type: ignore[arg-type]
+        return qrels_source(None, "", override)
     import pandas as pd
 
     judged = [

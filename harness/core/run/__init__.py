@@ -218,8 +218,9 @@ class Run:
         from (a retriever's search)."""
         from harness.core.frames import is_frame, run_scores
 
-        if is_frame(given):
-            given, where = run_scores(given), where or "DataFrame "
+        checked = is_frame(given)  # run_scores checks every row, naming it
+        if checked:
+            given = run_scores(given)
         if isinstance(given, Run):
             run = given if name in (None, given.name) else Run(name, given._rankings, given.depth)
             return run if depth is None else run.cut(depth)
@@ -228,7 +229,7 @@ class Run:
                 f"{where}a run must be a harness.Run or a mapping {{query_id: {{chunk_id: "
                 f"score}}}}, got {type(given).__name__}"
             )
-        for qid, docs in given.items():
+        for qid, docs in () if checked else given.items():
             if isinstance(docs, Mapping):
                 pairs = docs.items()
             elif isinstance(docs, (list, tuple)) and all(
