@@ -44,7 +44,7 @@ def evaluate(
                     earned.append(j)
                     break
         for (family, k), values in items:
-            if family == "ndcg":
+            if family == "group_ndcg":
                 dcg = 0.0
                 for j in earned:
                     if j > k:
@@ -61,6 +61,6 @@ def evaluate(
                 values.append(covered / n)
             elif family == "perfrecall":
                 values.append(float(covered == n))
-            else:  # mrr
+            else:  # group_mrr
                 values.append(rr / n)
     return out

@@ -3,13 +3,18 @@ valid names, so error messages and docs never drift from what is computed."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.core.errors import ConfigError, did_you_mean
+from harness.core.errors import ConfigError
 from harness.core.types import Query
 from metrics import group, standard
+
+
+class AmbiguousMetric(ConfigError):
+    """A metric name two communities read differently (ndcg@10, MRR@10)."""
 
 
 @dataclass(frozen=True)
@@ -17,21 +22,28 @@ class Family:
     """A metric family (docs/metrics.md defines each). Group (RARE) families are computed by
     metrics.group, standard (trec_eval) ones by metrics.standard, corpus
     families (which read the chunks' text or dates) by metrics.answers; utility families need
-    a generator and an NLI model, so harness.utility computes them and per_query takes them."""
+    a generator and an NLI model, so harness.utility computes them and per_query takes them.
+    `name` is the internal key the kernels use; `label` is how results print it."""
 
     name: str
     kind: str  # "group" | "standard" | "corpus" | "utility"
-    cut: bool = True  # evaluated at a cut-off K ("name@K"); False: the whole ranked list
+    label: str = ""  # the printed prefix: ir_measures' name for a standard family
+    cut: str = "required"  # "required": name@K; "none": the whole list; "optional": either
     higher_is_better: bool = True
     binary: bool = False  # reads relevance as grade >= a level (the standard binary metrics)
     percent: bool = True  # a share, shown in percent; False: shown as it is (a mean rank)
 
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+
 
 @dataclass(frozen=True)
 class Metric:
-    """A family at a cut-off: hashable, printable as 'name@k' (or 'name' for uncut families).
-    A binary standard metric at a relevance level other than 1 carries it in its name,
-    'P(rel=2)@10' (as ir_measures writes it), so values at two levels never share a name."""
+    """A family at a cut-off (None: the whole ranked list): hashable, printed as ir_measures
+    prints the measure ('nDCG@10', 'AP', 'R@100', 'P(rel=2)@10') or, for this harness's own
+    families, 'coverage@10'. A binary metric at a relevance level other than 1 carries it in
+    its name, so values at two levels never share a name."""
 
     family: Family
     k: int | None
@@ -43,7 +55,7 @@ class Metric:
 
     @property
     def name(self) -> str:
-        base = self.family.name if self.level == 1 else f"{self.family.name}(rel={self.level})"
+        base = self.family.label if self.level == 1 else f"{self.family.label}(rel={self.level})"
         return base if self.k is None else f"{base}@{self.k}"
 
     def __call__(self, query: Query, ranked: Sequence[str]) -> float:
@@ -57,83 +69,211 @@ class Metric:
         return self.name
 
 
-_GROUP = tuple(Family(n, "group") for n in ("coverage", "perfrecall", "ndcg", "mrr"))
+_GROUP = tuple(Family(n, "group") for n in ("coverage", "perfrecall", "group_ndcg", "group_mrr"))
 _STANDARD = (
-    Family("ndcg_cut", "standard"),  # graded gain, the ideal from every judged chunk
-    *(Family(n, "standard", binary=True) for n in ("recall", "P", "map_cut")),
-    Family("map", "standard", cut=False, binary=True),
-    *(Family(n, "standard", binary=True) for n in ("recip_rank", "success")),
-    Family("Rprec", "standard", cut=False, binary=True),
+    # graded gain, the ideal from every judged chunk; uncut: trec_eval's ndcg
+    Family("ndcg", "standard", "nDCG", cut="optional"),
+    Family("recall", "standard", "R", binary=True),
+    Family("P", "standard", "P", binary=True),
+    Family("map", "standard", "AP", cut="optional", binary=True),  # map, map_cut
+    Family("recip_rank", "standard", "RR", cut="optional", binary=True),
+    Family("success", "standard", "Success", binary=True),
+    Family("Rprec", "standard", "Rprec", cut="none", binary=True),
 )
 # Families that read the benchmark's chunks (text, dates), not only the gold: metrics.answers
 _CORPUS = (
     Family("answer_recall", "corpus"),  # a top-K chunk's text holds an acceptable answer
     # the rank of the first chunk that holds one: a mean rank, lower is better
-    Family("answer_rank", "corpus", cut=False, higher_is_better=False, percent=False),
+    Family("answer_rank", "corpus", cut="none", higher_is_better=False, percent=False),
     Family("outdated", "corpus", higher_is_better=False),  # outdated chunks in the top K / K
 )
 # Retrieval utility (SePer, docs/utility.md): a generator's belief in the reference answer with
 # the top K in its prompt; computed by harness.utility (models), handed to per_query as values.
 # dseper: the soft kernel; dseper_hard: answers clustered by bidirectional entailment.
 _UTILITY = tuple(Family(n, "utility") for n in ("dseper", "dseper_hard", "seper"))
-FAMILIES: dict[str, Family] = {
-    f.name.lower(): f for f in (*_GROUP, *_STANDARD, *_CORPUS, *_UTILITY)
-}
+FAMILIES: dict[str, Family] = {f.name: f for f in (*_GROUP, *_STANDARD, *_CORPUS, *_UTILITY)}
 # every standard family has its formula in metrics.standard, and only those
 if {f.name for f in _STANDARD} != set(standard.FORMULAS):
     raise RuntimeError("metrics.registry and metrics.standard.FORMULAS list different families")
 
-# Other common spellings -> registry key. 'map@K' means map_cut@K.
-ALIASES = {
-    "ap": "map_cut",
-    "rr": "recip_rank",
-    "hit": "success",
-    "hits": "success",
-    "precision": "p",
-    "r-precision": "rprec",
-    "r_precision": "rprec",
-    "rprecision": "rprec",
+# The names people type -> (family, what the bare name means: "all" = the whole list,
+# "each" = the family at every K of metrics.k). ir_measures' names mean what ir_measures
+# means (nDCG and AP bare: the whole list); trec_eval's families (ndcg_cut, P, recall,
+# map_cut, success) expand over metrics.k as `trec_eval -m P` expands over its cut-offs.
+SPELLINGS: dict[str, tuple[str, str]] = {
+    **{f.name: (f.name, "all" if f.cut == "none" else "each") for f in (*_GROUP, *_CORPUS)},
+    **{f.name: (f.name, "each") for f in _UTILITY},
+    # ir_measures
+    "nDCG": ("ndcg", "all"),
+    "AP": ("map", "all"),
+    "MAP": ("map", "all"),
+    "P": ("P", "each"),
+    "R": ("recall", "each"),
+    "Recall": ("recall", "each"),
+    "RR": ("recip_rank", "all"),
+    "Rprec": ("Rprec", "all"),
+    "RPrec": ("Rprec", "all"),
+    "Success": ("success", "each"),
+    # trec_eval
+    "ndcg_cut": ("ndcg", "each"),
+    "recall": ("recall", "each"),
+    "map": ("map", "all"),
+    "map_cut": ("map", "each"),
+    "recip_rank": ("recip_rank", "all"),
+    "success": ("success", "each"),
+    # other common spellings
+    "hit": ("success", "each"),
+    "hits": ("success", "each"),
+    "precision": ("P", "each"),
+    "r-precision": ("Rprec", "all"),
+    "r_precision": ("Rprec", "all"),
 }
+_FOLDED = {s.lower(): v for s, v in SPELLINGS.items()}
+if len({(s.lower(), v) for s, v in SPELLINGS.items()}) != len(_FOLDED):
+    raise RuntimeError("two metric spellings differ only in case but mean different things")
+# trec_eval's names with the cut-off in them: ndcg_cut_10, ndcg_cut.10, P_10, recall_100
+_TREC_CUT = {
+    "ndcg_cut": "ndcg",
+    "p": "P",
+    "recall": "recall",
+    "map_cut": "map",
+    "success": "success",
+}
+# Names two communities read differently: refused, with both readings (docs/metrics.md).
+# 'ndcg@10' / 'mrr@10' are ranx's and BEIR's standard nDCG and RR, RARE's group metrics
+# (this harness's own names before they were renamed); ir_measures reads NDCG and MRR as
+# nDCG and RR, the RARE paper prints its group metrics as NDCG@10 and MRR.
+_AMBIGUOUS = {"ndcg": ("nDCG", "group_ndcg"), "mrr": ("RR", "group_mrr")}
 
-_NAME = re.compile(r"^([a-z_\-]+)(?:\(rel=(\d+)\))?(?:@(-?\d+))?$")
+_NAME = re.compile(r"^([A-Za-z][A-Za-z_\-]*?)(?:[._](\d+))?(?:\(([^()]*)\))?(?:@(-?\d+))?$")
 
 
 def parse_metric(text: str, level: int = 1) -> Metric:
-    """Parse 'family@k' (or an uncut family's bare name) into a Metric; did-you-mean on typos.
-    A binary metric is taken at `level` unless the name says its own ('P(rel=2)@10')."""
-    raw = str(text).strip()
-    m = _NAME.match(raw.lower())
-    if not m:
-        raise ConfigError(f"metric '{text}' is not of the form name@k (e.g. coverage@10 or map)")
-    key, k = m.group(1), None if m.group(3) is None else int(m.group(3))
-    if m.group(2) is not None:
-        level = int(m.group(2))
-        if level < 1:
-            raise ConfigError(f"metric '{text}': the relevance level must be >= 1")
-    key = ALIASES.get(key, key)
-    if key == "map" and k is not None:
-        key = "map_cut"
-    if key not in FAMILIES:
-        from harness.core.paths import group_options
+    """One metric from its name as ir_measures writes it ('nDCG@10', 'AP', 'P(rel=2)@10'),
+    as trec_eval does ('ndcg_cut_10', 'map', 'P.10') or as this harness does
+    ('coverage@10'); did-you-mean on typos. A binary metric is taken at `level` unless the
+    name says its own ('P(rel=2)@10'). A family that needs a cut-off must be given one."""
+    metric, bare = _parse(text, level)
+    if bare and metric.family.cut == "required":
+        raise ConfigError(
+            f"metric '{text}' needs a cut-off: write it as name@k, e.g. {metric.family.label}@10"
+        )
+    return metric
 
-        valid = [f.name for f in FAMILIES.values()]
-        sets = ", ".join(group_options("metrics"))
-        raise ConfigError(
-            f"unknown metric '{m.group(1)}'{did_you_mean(m.group(1), [*FAMILIES, *ALIASES])}; "
-            f"valid: {', '.join(valid)}; or a whole set by its config name ({sets})"
+
+def _parse(text: str, level: int) -> tuple[Metric, bool]:
+    """(the metric, whether the name gave no cut-off and the family is read at each K)."""
+    raw = str(text).strip()
+    m = _NAME.match(raw)
+    if not m:
+        raise ConfigError(f"metric '{text}' is not of the form name@k (e.g. coverage@10 or AP)")
+    base, trec_k, params, at = m.groups()
+    if trec_k is not None:  # trec_eval's ndcg_cut_10: the cut-off after a dot or underscore
+        family = _TREC_CUT.get(base.lower())
+        if family is None or at is not None:
+            raise _unknown(text, raw)
+        at, reading = trec_k, "each"
+    else:
+        found = _lookup(base, "" if at is None else f"@{at}")
+        if found is None:
+            raise _unknown(text, base)
+        family, reading = found
+    fam = FAMILIES[family]
+    if params is not None:
+        level = _level(text, params, fam)
+    k = None if at is None else int(at)
+    if k is not None:
+        if fam.cut == "none":
+            raise ConfigError(f"metric '{text}': {fam.label} reads the whole list; drop the @{k}")
+        if k <= 0:
+            raise ConfigError(f"metric '{text}': K must be a positive integer")
+    return Metric(fam, k, level), k is None and reading == "each"
+
+
+def _lookup(base: str, cut: str = "") -> tuple[str, str] | None:
+    """(family, reading) for a name without its cut-off; refuses a name with two readings."""
+    if base in SPELLINGS:
+        return SPELLINGS[base]
+    readings = _AMBIGUOUS.get(base.lower())
+    if readings is not None:
+        standard_one, group_one = readings
+        raise AmbiguousMetric(
+            f"metric '{base}{cut}' could mean two things: {standard_one}{cut} (trec_eval's, "
+            f"as ir_measures, ranx and BEIR read it) or {group_one}{cut or '@10'} (RARE's "
+            f"redundancy-aware group metric); write the one you mean"
         )
-    family = FAMILIES[key]
-    if family.cut and k is None:
-        raise ConfigError(f"metric '{text}' needs a cut-off: write it as name@k, e.g. {key}@10")
-    if not family.cut and k is not None:
-        raise ConfigError(f"metric '{text}': {family.name} reads the whole list; drop the @{k}")
-    if k is not None and k <= 0:
-        raise ConfigError(f"metric '{text}': K must be a positive integer")
-    if m.group(2) is not None and not family.binary:
+    return _FOLDED.get(base.lower())
+
+
+def _level(text: str, params: str, family: Family) -> int:
+    """The relevance level of 'name(rel=N)' (the only parameter read)."""
+    key, _, value = params.partition("=")
+    if key.strip() != "rel" or not value.strip().isdigit():
         raise ConfigError(
-            f"metric '{text}': {family.name} does not use a relevance level; drop the (rel=...)"
+            f"metric '{text}': only the parameter rel=N (the lowest relevant grade) is "
+            "supported, e.g. P(rel=2)@10"
         )
-    return Metric(family, k, level)
+    if not family.binary:
+        raise ConfigError(
+            f"metric '{text}': {family.label} does not use a relevance level; drop the (rel=...)"
+        )
+    level = int(value)
+    if level < 1:
+        raise ConfigError(f"metric '{text}': the relevance level must be >= 1")
+    return level
+
+
+def _unknown(text: str, base: str) -> ConfigError:
+    from harness.core.paths import group_options
+
+    valid = ", ".join(valid_names())
+    sets = ", ".join(group_options("metrics"))
+    return ConfigError(
+        f"unknown metric '{base}'{_close(base)}; valid: {valid} "
+        f"(trec_eval's names too: ndcg_cut_10, P_10, recall_100, map, recip_rank); "
+        f"or a whole set by its config name ({sets})"
+    )
+
+
+def _close(base: str) -> str:
+    """' (did you mean ...?)' for the nearest name, ignoring case (did_you_mean's rule)."""
+    folded = {f.label.lower(): f.label for f in FAMILIES.values()}
+    folded |= {s.lower(): s for s in SPELLINGS if s.lower() not in folded}
+    close = difflib.get_close_matches(base.lower(), list(folded), n=1, cutoff=0.6)
+    return f" (did you mean '{folded[close[0]]}'?)" if close else ""
+
+
+# family -> trec_eval's measure at a cut-off and over the whole list (None: it has none)
+_TREC_EVAL = {
+    "ndcg": ("ndcg_cut", "ndcg"),
+    "recall": ("recall", None),
+    "P": ("P", None),
+    "map": ("map_cut", "map"),
+    "recip_rank": (None, "recip_rank"),
+    "success": ("success", None),
+    "Rprec": (None, "Rprec"),
+}
+
+
+def trec_eval_name(metric: Metric) -> str | None:
+    """trec_eval's name of `metric` as its output prints it ('ndcg_cut_10', 'map'); None for
+    a measure trec_eval does not have (RR@10, the harness's own families). The relevance
+    level is trec_eval's -l, not part of the name."""
+    cut, whole = _TREC_EVAL.get(metric.family.name, (None, None))
+    if metric.k is None:
+        return whole
+    return None if cut is None else f"{cut}_{metric.k}"
+
+
+def valid_names() -> list[str]:
+    """One example of each family's name as results print it, every one of which parses."""
+    out = []
+    for f in FAMILIES.values():
+        if f.cut != "none":
+            out.append(f"{f.label}@10")
+        if f.cut != "required":
+            out.append(f.label)
+    return out
 
 
 def metrics_for(
@@ -148,17 +288,11 @@ def metrics_for(
         if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
             raise ConfigError(f"metrics.k must hold positive integers, got {k!r}")
     if not names:
-        raise ConfigError("metrics.names is empty; e.g. metrics.names=[coverage,ndcg]")
+        raise ConfigError("metrics.names is empty; e.g. metrics.names=[coverage,nDCG@10]")
     out: list[Metric] = []
     for name in names:
-        if "@" in str(name):
-            out.append(parse_metric(name, level))
-            continue
-        first = parse_metric(name if _is_uncut(name) else f"{name}@1", level)
-        if first.family.cut:
-            out += [Metric(first.family, k, first.level) for k in ks]
-        else:
-            out.append(first)
+        metric, bare = _parse(name, level)
+        out += [Metric(metric.family, k, metric.level) for k in ks] if bare else [metric]
     largest = max(m.k for m in out if m.k is not None) if any(m.k for m in out) else 0
     if depth < largest:
         raise ConfigError(
@@ -178,13 +312,6 @@ def ordered(metrics: Sequence[Metric], registry_order: bool = False) -> list[Met
     for m in unique:
         order.setdefault(m.family, len(order))
     return sorted(unique, key=lambda m: (m.k is None, m.k or 0, order[m.family], m.level))
-
-
-def _is_uncut(name: str) -> bool:
-    key = str(name).strip().lower()
-    key = key.split("(rel=")[0]
-    family = FAMILIES.get(ALIASES.get(key, key))
-    return family is not None and not family.cut
 
 
 def higher_is_better(name: str) -> bool:

@@ -1,14 +1,14 @@
 """Standard metrics for graded qrels with trec_eval semantics, computed for all queries at once.
 
-Names follow trec_eval's measures: ndcg_cut@K, recall@K, P@K, map_cut@K, map, recip_rank@K,
-success@K, Rprec. Rankings and judgments are matched by integer codes
-(corpus positions where rankings carry them, never per-chunk string lookups) in one compiled
-pass (metrics._scan) that counts, at each K, what every metric needs; chunks past the end of
-a list and unjudged chunks have grade 0. Ids the corpus lacks match by id, as in trec_eval: a
-ranked id the corpus lacks (code -1) is unjudged unless the judgments name that very id, and a
-judged id the corpus lacks is relevant and counts in R, whether or not any list holds it.
-A query with no relevant chunk (grade >= level) is NaN for the binary metrics; one with no
-positive grade is NaN for nDCG.
+Families are keyed by trec_eval's names (ndcg, recall, P, map, recip_rank, success, Rprec),
+each at a cut-off K or (ndcg, map, recip_rank) over the whole list. Rankings and judgments are
+matched by integer codes (corpus positions where rankings carry them, never per-chunk string
+lookups) in one compiled pass (metrics._scan) that counts, at each K, what every metric needs;
+chunks past the end of a list and unjudged chunks have grade 0. Ids the corpus lacks match by
+id, as in trec_eval: a ranked id the corpus lacks (code -1) is unjudged unless the judgments
+name that very id, and a judged id the corpus lacks is relevant and counts in R, whether or
+not any list holds it. A query with no relevant chunk (grade >= level) is NaN for the binary
+metrics; one with no positive grade is NaN for nDCG.
 """
 
 from __future__ import annotations
@@ -174,10 +174,12 @@ def evaluate(
         raise ValueError(f"{n} rankings but judgments for {judged.n_queries} queries")
     flat, offsets = flat_codes(rankings, judged)
     ks = [k for _, k in wanted if k is not None]
-    width = max([1, int(np.diff(offsets).max(initial=0)), *ks])
-    cuts = sorted({*ks, width})  # width: the uncut metrics read the whole list
-    col = {c: i for i, c in enumerate(cuts)}
     jstarts = np.searchsorted(judged.rows, np.arange(n + 1))
+    # width: the uncut metrics read the whole list, and uncut nDCG's ideal every judged chunk
+    judged_most = int(np.diff(jstarts).max(initial=0))
+    width = max([1, int(np.diff(offsets).max(initial=0)), judged_most, *ks])
+    cuts = sorted({*ks, width})
+    col = {c: i for i, c in enumerate(cuts)}
     jcodes = judged.keys - judged.rows * judged.stride
     rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel = scan(
         flat, offsets, jcodes, judged.grades, jstarts, np.asarray(cuts, np.int64), level, width
@@ -188,8 +190,8 @@ def evaluate(
         for family, k in wanted:
             if family not in FORMULAS:
                 raise ValueError(f"unknown standard metric family '{family}'")
-            c = col[width if k is None else k]
-            out[(family, k)] = np.asarray(FORMULAS[family](counts, c, k), dtype=np.float64)
+            cut = width if k is None else k
+            out[(family, k)] = np.asarray(FORMULAS[family](counts, col[cut], cut), np.float64)
     return out
 
 
@@ -211,16 +213,16 @@ class Counts:
         return np.where(self.num_rel > 0, 1.0, np.nan)
 
 
-# family -> formula(counts, column of the cut, K): one per trec_eval measure; the registry
-# (metrics.registry) names these families and says which are cut at K.
+# family -> formula(counts, column of the cut, the cut): one per trec_eval measure, the
+# cut being the list's full width for the uncut ones (map, recip_rank, ndcg); the registry
+# (metrics.registry) names these families and says which take a cut.
 FORMULAS = {
     "recall": lambda s, c, k: s.rel_at[:, c] / s.num_rel,
     "P": lambda s, c, k: s.rel_at[:, c] / k * s.defined,
     "success": lambda s, c, k: (s.rel_at[:, c] > 0) * s.defined,
     "recip_rank": lambda s, c, k: np.where(s.first < k, 1.0 / (s.first + 1), 0.0) * s.defined,
-    "map_cut": lambda s, c, k: s.ap_at[:, c] / s.num_rel,
     "map": lambda s, c, k: s.ap_at[:, c] / s.num_rel,
     "Rprec": lambda s, c, k: s.top_r / s.num_rel,
     # 0/0 = NaN where a query has no positive grade
-    "ndcg_cut": lambda s, c, k: s.dcg_at[:, c] / s.idcg_at[:, c],
+    "ndcg": lambda s, c, k: s.dcg_at[:, c] / s.idcg_at[:, c],
 }

@@ -42,7 +42,7 @@ MAX_STATES = 200_000  # states of the in-group search for overlapping gold group
 
 # the families _QueryView.range has a rule for (utility values come from a generator)
 SUPPORTED = frozenset(
-    "coverage perfrecall ndcg mrr ndcg_cut recall P success Rprec recip_rank map_cut map "
+    "coverage perfrecall group_ndcg group_mrr ndcg recall P success Rprec recip_rank map "
     "answer_recall answer_rank outdated".split()
 )
 
@@ -142,7 +142,7 @@ def query_range(
 
 
 _SET = {"coverage", "perfrecall", "recall", "P", "success", "Rprec", "answer_recall", "outdated"}
-_GROUP = {"coverage", "perfrecall", "ndcg", "mrr"}
+_GROUP = {"coverage", "perfrecall", "group_ndcg", "group_mrr"}
 
 
 def _tied_at(scores: Sequence[float], rank: float) -> bool:
@@ -192,7 +192,7 @@ def screen(
             varies = np.ones(len(g_row), bool)  # what a chunk holds is read per query
         elif fam in _GROUP:
             varies = stats["gold"] > 0  # any gold chunk can matter: several groups, overlaps
-        elif fam == "ndcg_cut":
+        elif fam == "ndcg":
             varies = stats["gain_max"] != stats["gain_min"]
         else:
             rel = stats[m.level]
@@ -324,12 +324,12 @@ class _QueryView:
                 return self._cover(k, perfect=False)
             if fam == "perfrecall":
                 return self._cover(k, perfect=True)
-            if fam == "mrr":
+            if fam == "group_mrr":
                 return self._group_mrr(k)
-            if fam == "ndcg":
+            if fam == "group_ndcg":
                 return self._group_ndcg(k)
-            if fam == "ndcg_cut":
-                return self._ndcg_cut(k)
+            if fam == "ndcg":
+                return self._ndcg(k)
             if m.family.kind == "corpus":
                 return self._corpus(fam, k)
             return self._binary(fam, k, m.level)
@@ -460,11 +460,11 @@ class _QueryView:
             start[a:b], size[a:b] = a, b - a
         return start, size
 
-    def _ndcg_cut(self, k: int) -> Range | None:
-        """trec_eval nDCG@K with grades as gains: within a tie group, best gains first gives
-        the highest DCG, worst first the lowest, and each position's expected gain is the
-        group's mean gain (positions past K earn nothing). Cumulative sums per query serve
-        every K."""
+    def _ndcg(self, k: int | None) -> Range | None:
+        """trec_eval nDCG@K (uncut: nDCG, the ideal from every judged chunk) with grades as
+        gains: within a tie group, best gains first gives the highest DCG, worst first the
+        lowest, and each position's expected gain is the group's mean gain (positions past K
+        earn nothing). Cumulative sums per query serve every K."""
         if "ndcg" not in self._cache:
             gains = np.maximum(np.asarray(self.grades, np.int64), 0)
             best, worst = gains.astype(np.float64), gains.astype(np.float64)
@@ -482,6 +482,8 @@ class _QueryView:
             sums = [np.cumsum(x / disc) for x in (worst, best, mean)]
             self._cache["ndcg"] = (varied, ideal, sums)
         varied, ideal, sums = self._cache["ndcg"]
+        if k is None:  # trec_eval's ndcg: the whole list against the whole ideal
+            k = max(len(self.ids), len(ideal))
         if not varied or varied[0] >= k or not len(ideal):
             return None
         cut, idcg = min(k, len(self.ids)) - 1, float(ideal[min(k, len(ideal)) - 1])
@@ -524,10 +526,11 @@ class _QueryView:
         n_rel = sum(1 for g in self.judged.values() if g >= level)
         if n_rel == 0:
             return None
-        if fam in ("map", "map_cut"):
+        if fam == "map":
             return self._average_precision(len(self.ids) if k is None else k, level, n_rel)
         rel = [g >= level for g in self.grades]
         if fam == "recip_rank":
+            k = len(self.ids) if k is None else k
             return _first_relevant(rel, self.blocks, k, lambda p: 1.0 / (p + 1) if p < k else 0.0)
         cut = n_rel if fam == "Rprec" else k
         denom = k if fam == "P" else n_rel  # recall and Rprec divide by R

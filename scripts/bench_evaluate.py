@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 POOL = 1_000_000
-METRICS = ["ndcg_cut@10", "recall@100", "map"]
-TREC = {"ndcg_cut@10": "ndcg_cut_10", "recall@100": "recall_100", "map": "map"}
+METRICS = ["nDCG@10", "R@100", "AP"]
+TREC = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP": "map"}
 
 
 def generate(folder: Path, queries: int, depth: int, seed: int) -> tuple[Path, Path]:

@@ -63,7 +63,7 @@ def bench_harness(qrels, run, vocab, report):
     from metrics import standard
 
     wanted = [
-        (f, k) for k in KS for f in ("ndcg_cut", "recall", "P", "map_cut", "recip_rank", "success")
+        (f, k) for k in KS for f in ("ndcg", "recall", "P", "map", "recip_rank", "success")
     ] + [("map", None), ("Rprec", None)]
     qids = list(qrels)
     r = timed(
@@ -138,8 +138,9 @@ def bench_ranx(qrels, run, report):
 
 def check_agreement(ours, ref) -> int:
     """Compare per-query values with pytrec_eval; returns the number of values checked."""
-    names = {("ndcg_cut", k): f"ndcg_cut_{k}" for k in KS}
-    names |= {(m, k): f"{m}_{k}" for m in ("recall", "P", "map_cut", "success") for k in KS}
+    names = {("ndcg", k): f"ndcg_cut_{k}" for k in KS}
+    names |= {("map", k): f"map_cut_{k}" for k in KS}
+    names |= {(m, k): f"{m}_{k}" for m in ("recall", "P", "success") for k in KS}
     names |= {("map", None): "map", ("Rprec", None): "Rprec", ("recip_rank", 100): "recip_rank"}
     n = 0
     for key, trec in names.items():

@@ -34,8 +34,8 @@ from pathlib import Path
 PAIRS = {
     "coverage@10": "coverage@10",
     "perfrecall@10": "perfect_match@10",
-    "ndcg@10": "ndcg@10",
-    "mrr@10": "mrr",
+    "group_ndcg@10": "ndcg@10",
+    "group_mrr@10": "mrr",
 }
 
 

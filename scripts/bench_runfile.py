@@ -112,8 +112,7 @@ def child(tool: str, run_path: str, qrels_path: str, out: str) -> None:
         times["read + canonical order"] = time.perf_counter() - t0 - times["import"]
         t1 = time.perf_counter()
         judged = standard.prepare([qrels[q] for q in qids])
-        wanted = [("map", None), ("ndcg_cut", 10), ("recall", 100), ("P", 10)]
-        wanted.append(("recip_rank", run.depth))
+        wanted = [("map", None), ("ndcg", 10), ("recall", 100), ("P", 10), ("recip_rank", None)]
         got = standard.evaluate([run[q] for q in qids], judged, wanted)
         times["metrics"] = time.perf_counter() - t1
         values = dict(zip(MEASURES, (got[w] for w in wanted)))

@@ -1,4 +1,4 @@
-"""Search backends side by side on one machine: build time, query time, recall@depth against
+"""Search backends side by side on one machine: build time, query time, R@depth against
 exact search, and repeatability, for the indexes `retrievers.search` builds (exact flat,
 flat over fp16 vectors with its exactness proof, HNSW, IVF-PQ), measured in one run.
 

@@ -107,7 +107,7 @@ class Evaluation:
 
     @property
     def doc(self) -> dict[str, Any]:
-        """metrics.json (schema metrics/2): as read, or built now (every statistic computed)."""
+        """metrics.json (schema metrics/3): as read, or built now (every statistic computed)."""
         if self.loaded is None:  # serialized once, by files()
             self.loaded = self._metrics_doc()
         return self.loaded
@@ -189,7 +189,7 @@ class Evaluation:
         """A cell folder read back, metrics.json migrated to the current schema
         (store.migrate); per_query.csv checked against its means."""
         path = Path(folder)
-        doc, earlier = store.read_metrics(path, with_earlier=True)
+        doc, earlier, renames = store.read_metrics(path, with_earlier=True)
         per_query_file = path / "per_query.csv"
         if not per_query_file.is_file():
             raise HarnessError(
@@ -197,6 +197,7 @@ class Evaluation:
                 "results/<corpus>/<retriever>"
             )
         query_ids, strata, groups, values = store.read_per_query(per_query_file)
+        values = {renames.get(m, m): v for m, v in values.items()}
         if len(query_ids) != doc["benchmark"].get("n_queries"):
             raise HarnessError(
                 f"{per_query_file}: {len(query_ids)} rows but metrics.json says "

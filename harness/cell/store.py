@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -30,8 +31,8 @@ from harness.core.run import Run
 from harness.core.run.files import trec_lines
 from harness.core.types import Benchmark
 
-SCHEMA = "retrieval-harness/metrics/2"  # bump when the layout of metrics.json changes
-EARLIER = ("retrieval-harness/metrics/1",)  # what migrate reads
+SCHEMA = "retrieval-harness/metrics/3"  # bump when the layout of metrics.json changes
+EARLIER = ("retrieval-harness/metrics/1", "retrieval-harness/metrics/2")  # what migrate reads
 # what a cell folder holds (a rewrite may drop one; anything else is not the harness's)
 CELL_FILES = (
     "metrics.json",
@@ -227,7 +228,7 @@ def _renameat2():
 def read_metrics(path: Path, *, with_earlier: bool = False):
     """A cell folder's metrics.json, migrated to the current schema and checked; any problem
     is one HarnessError naming the file. With `with_earlier`, (doc, what a cell written by
-    an earlier version lacks, or None)."""
+    an earlier version lacks or None, its per_query.csv column names -> the current ones)."""
     path = Path(path)
     metrics_file = path / "metrics.json"
     if not path.is_dir():
@@ -272,8 +273,9 @@ def read_metrics(path: Path, *, with_earlier: bool = False):
         raise HarnessError(
             f"{metrics_file}: {bad} is not a number; the file is damaged, rerun that cell"
         )
+    renames = _earlier_names(doc) if found in EARLIER else {}
     doc, earlier = migrate(doc)
-    return (doc, earlier) if with_earlier else doc
+    return (doc, earlier, renames) if with_earlier else doc
 
 
 class UnknownSchema(HarnessError):
@@ -283,33 +285,163 @@ class UnknownSchema(HarnessError):
 def migrate(doc: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """metrics.json of an earlier schema in the current layout, and what that cell lacks of
     what this version records (None: nothing). The one place that knows earlier layouts:
-    readers see metrics/2 only; a run recomputes a cell that lacks something (one note).
+    readers see metrics/3 only; a run recomputes a cell that lacks something (one note).
 
     metrics/1 -> metrics/2: `timings_file` goes. metrics/2 guarantees the overall tie
     ranges, the corpus diagnostics, the relevance and run.unknown_ids settings, and, in a
     semantic block, the every-cluster coverage; a metrics/1 cell without one of them keeps
-    what it has (tie ranges absent, diagnostics empty, no semantic block)."""
+    what it has (tie ranges absent, diagnostics empty, no semantic block).
+    metrics/2 -> metrics/3: metric names as ir_measures prints them ('ndcg_cut@10' is
+    'nDCG@10', 'map' is 'AP') and the group metrics as group_ndcg / group_mrr (they were
+    'ndcg@K' / 'mrr@K'); the values are the same (docs/metrics.md#names)."""
     if doc["schema"] == SCHEMA:
         return doc, None
-    doc = dict(doc, schema=SCHEMA)
-    doc.pop("timings_file", None)
     lacks = []
-    if "ties" not in doc["results"]["overall"]:
-        lacks.append("tie ranges")
-    if "diagnostics" not in doc:
-        lacks.append("corpus diagnostics")
-        doc["diagnostics"] = {}
-    config = doc["config"]
-    if "relevance" not in config:
-        lacks.append("relevance settings")
-    if not isinstance(config.get("run"), dict) or "unknown_ids" not in config["run"]:
-        lacks.append("run.unknown_ids")
-    semantic = doc.get("semantic")
-    if isinstance(semantic, dict) and "all" not in (semantic.get("coverage") or {}):
-        lacks.append("the every-cluster coverage")
-        doc["semantic"] = None
+    if doc["schema"] == EARLIER[0]:
+        doc = dict(doc)
+        doc.pop("timings_file", None)
+        if "ties" not in doc["results"]["overall"]:
+            lacks.append("tie ranges")
+        if "diagnostics" not in doc:
+            lacks.append("corpus diagnostics")
+            doc["diagnostics"] = {}
+        config = doc["config"]
+        if "relevance" not in config:
+            lacks.append("relevance settings")
+        if not isinstance(config.get("run"), dict) or "unknown_ids" not in config["run"]:
+            lacks.append("run.unknown_ids")
+        semantic = doc.get("semantic")
+        if isinstance(semantic, dict) and "all" not in (semantic.get("coverage") or {}):
+            lacks.append("the every-cluster coverage")
+            doc["semantic"] = None
+    doc = dict(_renamed(doc, _earlier_names(doc)), schema=SCHEMA)
     schema = EARLIER[0].split("/", 1)[1]  # "metrics/1"
     return doc, (f"{schema}: no {', no '.join(lacks)}" if lacks else None)
+
+
+# metrics/2's metric families (lower case, as it parsed them) -> the current printed prefix
+_V2_FAMILIES = {
+    "coverage": "coverage",
+    "perfrecall": "perfrecall",
+    "ndcg": "group_ndcg",
+    "mrr": "group_mrr",
+    "ndcg_cut": "nDCG",
+    "recall": "R",
+    "p": "P",
+    "map_cut": "AP",
+    "map": "AP",
+    "recip_rank": "RR",
+    "success": "Success",
+    "rprec": "Rprec",
+    "answer_recall": "answer_recall",
+    "answer_rank": "answer_rank",
+    "outdated": "outdated",
+    "dseper": "dseper",
+    "dseper_hard": "dseper_hard",
+    "seper": "seper",
+}
+_V2_ALIASES = {
+    "ap": "map_cut",
+    "rr": "recip_rank",
+    "hit": "success",
+    "hits": "success",
+    "precision": "p",
+    "r-precision": "rprec",
+    "r_precision": "rprec",
+    "rprecision": "rprec",
+}
+_V2_NAME = re.compile(r"^([a-z_\-]+)(?:\(rel=(\d+)\))?(?:@(\d+))?$")
+
+
+def _v2_name(name: str) -> str | None:
+    """A metric name as metrics/2 wrote or read it, in the current spelling (None: not one)."""
+    m = _V2_NAME.match(str(name).strip().lower())
+    if not m:
+        return None
+    family = _V2_ALIASES.get(m.group(1), m.group(1))
+    if family not in _V2_FAMILIES:
+        return None
+    level = f"(rel={m.group(2)})" if m.group(2) and m.group(2) != "1" else ""
+    return f"{_V2_FAMILIES[family]}{level}{'' if m.group(3) is None else '@' + m.group(3)}"
+
+
+def _earlier_names(doc: Mapping[str, Any]) -> dict[str, str]:
+    """An earlier cell's metric names -> the current ones (those that changed)."""
+    if doc.get("schema") == SCHEMA:
+        return {}
+    out = {}
+    for name in doc["metrics"]:
+        new = _v2_name(name)
+        if new is not None and new != name:
+            out[name] = new
+    return out
+
+
+def _renamed(doc: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """`doc` with metric names renamed wherever metrics.json keys by them: the metric list,
+    every summary, the variance block, the semantic block's metric tables, and the config's
+    metrics.names."""
+
+    def keys(d):
+        return {names.get(k, k): v for k, v in d.items()} if isinstance(d, dict) else d
+
+    def summary(s):
+        return {stat: keys(v) for stat, v in s.items()} if isinstance(s, dict) else s
+
+    results = {}
+    for strat, block in doc["results"].items():
+        if strat == "overall":
+            results[strat] = summary(block)
+        else:
+            results[strat] = {lab: summary(s) for lab, s in block.items()}
+    out = dict(doc, metrics=[names.get(m, m) for m in doc["metrics"]], results=results)
+    if isinstance(doc.get("variance"), dict):
+        out["variance"] = keys(doc["variance"])
+    semantic = doc.get("semantic")
+    if isinstance(semantic, dict):
+        semantic = dict(semantic)
+        for part in ("grid", "hop_grid", "aggregates", "population"):
+            semantic[part] = _deep_keys(semantic.get(part), names)
+        out["semantic"] = semantic
+    config = doc["config"]
+    asked = (config.get("metrics") or {}).get("names")
+    if isinstance(asked, list):
+        spelled = _v2_config_names(asked, config["metrics"].get("k") or [])
+        out["config"] = dict(config, metrics=dict(config["metrics"], names=spelled))
+    return out
+
+
+def _v2_config_names(asked: Sequence[str], ks: Sequence[int]) -> list[str]:
+    """metrics/2's metrics.names in spellings that read the same now. A bare cut family
+    expanded over metrics.k and still does, except recip_rank (now trec_eval's, the whole
+    list), written out at each K; bare nDCG and AP now mean the whole list, so those two
+    keep their trec_eval family names."""
+    out: list[str] = []
+    for name in asked:
+        m = _V2_NAME.match(str(name).strip().lower())
+        family = _V2_ALIASES.get(m.group(1), m.group(1)) if m else None
+        if family not in _V2_FAMILIES:
+            out.append(name)
+        elif m.group(3) is not None or family in ("map", "rprec", "answer_rank"):
+            out.append(_v2_name(name))
+        else:
+            level = f"(rel={m.group(2)})" if m.group(2) and m.group(2) != "1" else ""
+            if family == "recip_rank":
+                out += [f"RR{level}@{k}" for k in ks]
+            else:
+                bare = {"ndcg_cut": "ndcg_cut", "map_cut": "map_cut"}
+                out.append(bare.get(family, _V2_FAMILIES[family]) + level)
+    return out
+
+
+def _deep_keys(obj: Any, names: Mapping[str, str]) -> Any:
+    """`obj` with every dict key in `names` renamed, at any depth (the semantic tables key by
+    metric at several levels; their other keys are tertiles and cluster ids)."""
+    if isinstance(obj, dict):
+        return {names.get(k, k): _deep_keys(v, names) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_deep_keys(v, names) for v in obj]
+    return obj
 
 
 # metrics.json's fields and the JSON types readers rely on (None: may be null or absent).

@@ -50,7 +50,9 @@ def named_config(group: str, name: str, overrides: Mapping[str, Any] | None = No
 
 @dataclass
 class MetricsConf:
-    names: list[str] = field(default_factory=lambda: ["coverage", "perfrecall", "ndcg", "mrr"])
+    names: list[str] = field(
+        default_factory=lambda: ["coverage", "perfrecall", "group_ndcg", "group_mrr"]
+    )
     k: list[int] = field(default_factory=lambda: [5, 10])
     relevance_level: int = 1
 

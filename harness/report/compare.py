@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from harness.cell.result import Evaluation
-from harness.core.errors import HarnessError, did_you_mean
+from harness.core.errors import ConfigError, HarnessError, did_you_mean
 from harness.core.labels import label_order
 from harness.core.tables import markdown
 from harness.report.terminal import display, scale
@@ -103,16 +103,24 @@ def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) ->
         if not shared:
             raise HarnessError("the results share no metric; score them with one metric set")
         return shared
+    from metrics.registry import AmbiguousMetric, parse_metric
+
     out = []
-    lookup = {m.lower(): m for m in shared}
     for name in wanted:
-        if name.lower() not in lookup:
-            missing = [str(c.path) for c in cells if name.lower() not in map(str.lower, c.values)]
+        try:  # the name as results print it: ndcg_cut_10 is nDCG@10; ndcg@10 has two readings
+            key = parse_metric(name).name
+        except AmbiguousMetric:
+            raise
+        except ConfigError:
+            key = name
+        if key not in shared:
+            missing = [str(c.path or c.name) for c in cells if key not in c.values]
+            said = f"'{name}'" if key == name else f"'{name}' ({key})"
             raise HarnessError(
-                f"metric '{name}' is not in {', '.join(missing) or 'every folder'}"
-                f"{did_you_mean(name.lower(), lookup)}; shared metrics: {', '.join(shared)}"
+                f"metric {said} is not in {', '.join(missing) or 'every folder'}"
+                f"{did_you_mean(key, shared)}; shared metrics: {', '.join(shared)}"
             )
-        out.append(lookup[name.lower()])
+        out.append(key)
     return list(dict.fromkeys(out))
 
 

@@ -105,7 +105,7 @@ CASES = [
     H("k1-not-a-number", "retriever.k1=abc", expect="k1"),
     H("depth-zero", "retrieval.depth=0", expect="depth"),
     H("cutoff-zero", "metrics.k=[0]", expect="metrics.k"),
-    H("unknown-metric-name", "metrics.names=[ndcg@10,foo@10]", expect="unknown metric 'foo'"),
+    H("unknown-metric-name", "metrics.names=[group_ndcg@10,foo@10]", expect="unknown metric 'foo'"),
     H("strata-mode", "strata.mode=sometimes", expect="strata.mode"),
     H("unknown-ids-value", "run.unknown_ids=ignore", expect="run.unknown_ids is 'ignore'; valid"),
     H("corpus-path-missing", "corpus=redqa", expect="corpus.path is required"),
@@ -425,7 +425,7 @@ CASES = [
         BS,
         expect="bm25-simple/per_query.csv: not UTF-8",
         cells=("bm25", "bm25-simple"),
-        files={f"{BS}/per_query.csv": b"query_id,hop,n_groups,ndcg@10\n\xff,1,1,0.5\n"},
+        files={f"{BS}/per_query.csv": b"query_id,hop,n_groups,group_ndcg@10\n\xff,1,1,0.5\n"},
     ),
     C(
         "compare-per-query-string-value",
@@ -433,7 +433,7 @@ CASES = [
         BS,
         expect="value 'abc' is not a number",
         cells=("bm25", "bm25-simple"),
-        files={f"{BS}/per_query.csv": "query_id,hop,n_groups,ndcg@10\ndemo_001,1,1,abc\n"},
+        files={f"{BS}/per_query.csv": "query_id,hop,n_groups,group_ndcg@10\ndemo_001,1,1,abc\n"},
     ),
     C(
         "compare-unknown-metric",
@@ -484,9 +484,9 @@ CASES = [
         "compare-per-query-edited",
         A,
         BS,
-        expect="the ndcg@10 values average to",
+        expect="the group_ndcg@10 values average to",
         cells=("bm25", "bm25-simple"),
-        edit=lambda root: _edit_csv(root / BS / "per_query.csv", "ndcg@10", "nan"),
+        edit=lambda root: _edit_csv(root / BS / "per_query.csv", "group_ndcg@10", "nan"),
     ),
     C(
         "compare-per-query-infinite",
@@ -494,7 +494,7 @@ CASES = [
         BS,
         expect="is not finite",
         cells=("bm25", "bm25-simple"),
-        edit=lambda root: _edit_csv(root / BS / "per_query.csv", "ndcg@10", "inf"),
+        edit=lambda root: _edit_csv(root / BS / "per_query.csv", "group_ndcg@10", "inf"),
     ),
     C(
         "compare-metrics-config-wrong-type",
@@ -542,7 +542,7 @@ CASES = [
         "leaderboard-only-damaged-cells",
         expect="not a number",
         cells=("bm25",),
-        files={f"{A}/per_query.csv": "query_id,hop,n_groups,ndcg@10\ndemo_001,1,1,abc\n"},
+        files={f"{A}/per_query.csv": "query_id,hop,n_groups,group_ndcg@10\ndemo_001,1,1,abc\n"},
     ),
 ]
 

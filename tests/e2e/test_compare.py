@@ -54,14 +54,14 @@ def test_two_retrievers_report(cells):
         "results/demo/bm25",
         "results/demo/bm25-simple",
         "--metric",
-        "coverage@10,ndcg_cut@10",
+        "coverage@10,nDCG@10",
         cwd=cells,
     )
     assert res.returncode in (0, 1), res.stderr
     out = squeeze(res.stdout)
     assert out.startswith("# Retrieval comparison: demo")
     assert "## bm25-simple vs bm25" in out and "### coverage@10" in out
-    assert "### ndcg_cut@10" in out and "### mrr@10" not in out
+    assert "### nDCG@10" in out and "### group_mrr@10" not in out
     assert "| hop=4 | 12 |" in out and "not gated (n < 30)" in out
     assert "over the 2 gated tests" in out  # overall of two metrics; hop strata are too small
     assert "**Result: " in out
@@ -109,7 +109,7 @@ def test_several_candidates_open_with_an_overview(cells, tmp_path):
         "results/demo/bm25-simple",
         worse,
         "--metric",
-        "coverage@10,ndcg@10",
+        "coverage@10,group_ndcg@10",
         cwd=cells,
     )
     assert res.returncode == 1, res.stderr

@@ -91,7 +91,7 @@ def test_per_query_values_follow_the_protocols(cli_run, protocols_benchmark_path
         q = by_id[row["query_id"]]
         if q.get("answerable") is False:
             assert row["answerable"] == "no"
-            assert math.isnan(float(row["coverage@10"])) and math.isnan(float(row["recall@10"]))
+            assert math.isnan(float(row["coverage@10"])) and math.isnan(float(row["R@10"]))
         # answer_recall@10 by hand: a top-10 chunk holds an answer (plain lowercase check
         # agrees with the normalised one on these spans, both ways)
         answers = [a for a in [q.get("answer"), *(q.get("answers") or [])] if a]

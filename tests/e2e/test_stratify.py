@@ -92,25 +92,28 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     assert agg["overall"] == pytest.approx(m["results"]["overall"]["mean"]["coverage@10"])
     assert agg["worst"] <= agg["median"] and agg["worst"] <= agg["macro"]
     for strat in ("hop", "cluster", "dispersion", "alignment"):
-        v = m["variance"]["ndcg@10"]["by"][strat]
-        assert 0 <= v["vrr"] <= 1 and v["sigma_within"] <= m["variance"]["ndcg@10"]["sigma_overall"]
+        v = m["variance"]["group_ndcg@10"]["by"][strat]
+        assert (
+            0 <= v["vrr"] <= 1
+            and v["sigma_within"] <= m["variance"]["group_ndcg@10"]["sigma_overall"]
+        )
         assert v["vrr_null"] is not None and 0 < v["p_value"] <= 1
         assert v["n_strata"] >= 1 and v["pooled_queries"] >= 0
     for signal in ("dispersion", "alignment"):
-        gain = m["variance"]["ndcg@10"]["beyond_hop"][signal]
+        gain = m["variance"]["group_ndcg@10"]["beyond_hop"][signal]
         assert gain["vrr_joint"] == pytest.approx(gain["vrr_hop"] + gain["gain"])
         n = sem["hop_grid"][signal]["n"]
         assert sum(x for row in n.values() for x in row.values()) == 48
-    pop = sem["population"]["estimate"]["ndcg@10"]
+    pop = sem["population"]["estimate"]["group_ndcg@10"]
     assert pop["bounds"][0] <= pop["weighted"] <= pop["bounds"][1]
-    assert pop["plain"] == pytest.approx(m["results"]["overall"]["mean"]["ndcg@10"])
+    assert pop["plain"] == pytest.approx(m["results"]["overall"]["mean"]["group_ndcg@10"])
     cov = sem["coverage"]
     assert cov["min_cluster_entities"] == 2 and cov["n_clusters"] <= cov["all"]["n_clusters"]
     header = (cell / "per_query.csv").read_text().splitlines()[0]
     assert header.startswith("query_id,hop,cluster,dispersion,alignment,n_groups,")
 
     rates = compare("--winrate", "results/demo/minilm", "results/demo/bm25",
-                    "--metric", "coverage@10,ndcg@10", "--resamples", "200", cwd=b,
+                    "--metric", "coverage@10,group_ndcg@10", "--resamples", "200", cwd=b,
                     check=False)  # fmt: skip
     assert rates.returncode == 0, rates.stderr
     rates_md = squeeze(rates.stdout)

@@ -92,7 +92,7 @@ def test_api_gives_the_cli_numbers(stub_cell, protocols_benchmark_path, tmp_path
     ev = evaluate(
         str(protocols_benchmark_path),
         "bm25",
-        ["coverage", "ndcg", "dseper", "dseper_hard", "seper"],
+        ["coverage", "group_ndcg", "dseper", "dseper_hard", "seper"],
         k=[5],
         bootstrap=0,
         permutations=0,
@@ -119,7 +119,7 @@ def test_stored_cell_keeps_its_utility_values(stub_cell, protocols_benchmark_pat
         "corpus=redqa",
         f"corpus.path={protocols_benchmark_path}",
         "corpus.name=protocols",
-        "metrics.names=[coverage,ndcg,mrr]",
+        "metrics.names=[coverage,group_ndcg,group_mrr]",
         "metrics.k=[5]",
         "stats.bootstrap=0",
         "strata.permutations=0",
@@ -127,7 +127,7 @@ def test_stored_cell_keeps_its_utility_values(stub_cell, protocols_benchmark_pat
     )
     assert "scored its stored ranked list" in res.stderr and "utility:" not in res.stderr
     doc = json.loads((cell / "metrics.json").read_text(encoding="utf-8"))
-    assert set(UTILITY) <= set(doc["metrics"]) and "mrr@5" in doc["metrics"]
+    assert set(UTILITY) <= set(doc["metrics"]) and "group_mrr@5" in doc["metrics"]
     assert doc["config"]["utility"]["generator"]["target"] == f"{STUB}.StubGenerator"
     after = per_query(cell)
     for qid, row in before.items():

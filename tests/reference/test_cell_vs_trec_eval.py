@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from harness.core.errors import ConfigError
+from metrics.registry import parse_metric, trec_eval_name
 from tests.helpers.cli import harness
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -25,20 +27,19 @@ def _read_trec(path, qrels):
     return out
 
 
-CUT_FAMILIES = ("ndcg_cut", "recall", "P", "map_cut", "success")
-
-
 def _measure(column, level):
     """The pytrec_eval measure a per_query.csv column holds at `level`, or None. Binary
     metrics at a level other than 1 are named with it ('P(rel=2)@10'); nDCG is graded."""
-    name, _, k = column.partition("@")
-    if level != 1 and name != "ndcg_cut":
-        if not name.endswith(f"(rel={level})"):
-            return None
-        name = name.removesuffix(f"(rel={level})")
-    if name in CUT_FAMILIES and k and int(k) in CUTS:
-        return f"{name}_{k}"
-    return name if name in ("map", "Rprec") and not k else None
+    try:
+        metric = parse_metric(column)
+    except ConfigError:
+        return None  # query_id, strata, n_groups
+    if metric.family.kind != "standard" or metric.level != (level if metric.family.binary else 1):
+        return None
+    name = trec_eval_name(metric)
+    if name is None or (metric.k is not None and metric.k not in CUTS):
+        return None
+    return name
 
 
 def _check_cell(cell, level):

@@ -19,7 +19,7 @@ def _published(corpus: str, retriever: str, source: str) -> dict[str, float]:
 
 def test_bm25_general_wiki_matches_published(general_wiki, tmp_path):
     expected = _published("general-wiki", "bm25", "rare-authors-repo")
-    assert set(expected) == {"coverage@10", "perfrecall@10", "ndcg@10", "mrr@10"}
+    assert set(expected) == {"coverage@10", "perfrecall@10", "group_ndcg@10", "group_mrr@10"}
     cfg = {
         "retriever": {
             "name": "bm25",
@@ -36,7 +36,7 @@ def test_bm25_general_wiki_matches_published(general_wiki, tmp_path):
             "path": str(general_wiki),
             "git_blob_sha1": "f512990911287d032ccb49bf848d2738021cf91d",
         },
-        "metrics": {"names": ["coverage", "perfrecall", "ndcg", "mrr"], "k": [10]},
+        "metrics": {"names": ["coverage", "perfrecall", "group_ndcg", "group_mrr"], "k": [10]},
         "retrieval": {"depth": 10},
         "results": {"dir": str(tmp_path), "write": False},
     }

@@ -2,6 +2,7 @@
 ties, duplicate scores, graded and negative labels, unjudged chunks, queries missing from
 the run, queries with only zero judgments, empty runs, two relevance levels."""
 
+import json
 import math
 
 import pytest
@@ -10,17 +11,19 @@ from hypothesis import strategies as st
 
 from harness.core.run import canonical
 from metrics import standard
+from tests.helpers.cli import run_module
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 KS = (1, 2, 3, 5, 10)
 DOCS = [f"d{i}" for i in range(12)] + ["D1", "d1x", "ä"]  # byte order matters for ties
-CUT = ("ndcg_cut", "recall", "P", "map_cut", "success")
+CUT = ("ndcg", "recall", "P", "map", "success")
+# our family at a cut-off -> trec_eval's measure (uncut: the family's own name)
 TREC_NAME = {
-    "ndcg_cut": "ndcg_cut",
+    "ndcg": "ndcg_cut",
     "recall": "recall",
     "P": "P",
-    "map_cut": "map_cut",
+    "map": "map_cut",
     "success": "success",
 }
 
@@ -43,7 +46,11 @@ def cases(draw):
 
 def _reference(qrels, run, level):
     cuts = ",".join(map(str, KS))
-    measures = {f"{m}.{cuts}" for m in TREC_NAME.values()} | {"map", "Rprec", "recip_rank"}
+    measures = {f"{m}.{cuts}" for m in TREC_NAME.values()}
+    # trec_eval's ndcg is ndcg_cut at a cut past every list and judgment (test_uncut_ndcg
+    # checks the measure itself: pytrec_eval's `ndcg` stalls when evaluated again and again
+    # in one process, as this test does)
+    measures |= {"map", "Rprec", "recip_rank", "ndcg_cut.100"}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level)
     return evaluator.evaluate({q: r for q, r in run.items() if r})
 
@@ -55,7 +62,8 @@ def test_agrees_with_pytrec_eval(case):
     qids = sorted(qrels)
     rankings = [canonical(run.get(q, {}).items(), depth=100).ids for q in qids]
     wanted = [(f, k) for f in CUT for k in KS] + [("recip_rank", k) for k in KS]
-    wanted += [("recip_rank", 100), ("map", None), ("Rprec", None)]
+    wanted += [("recip_rank", 100), ("recip_rank", None), ("map", None), ("Rprec", None)]
+    wanted += [("ndcg", None)]
     ours = standard.evaluate(rankings, [qrels[q] for q in qids], wanted, level=level)
     ref = _reference(qrels, run, level)
     for i, q in enumerate(qids):
@@ -63,7 +71,7 @@ def test_agrees_with_pytrec_eval(case):
         n_pos = sum(g > 0 for g in qrels[q].values())
         for (family, k), values in ours.items():
             got = values[i]
-            defined = n_pos > 0 if family == "ndcg_cut" else n_rel > 0
+            defined = n_pos > 0 if family == "ndcg" else n_rel > 0
             if not defined:
                 assert math.isnan(got), (q, family, k)
             elif not run.get(q):
@@ -74,17 +82,42 @@ def test_agrees_with_pytrec_eval(case):
 
 
 def _expected(ref_q, family, k):
-    if family == "recip_rank":
+    if family == "recip_rank" and k is not None:
         # trec_eval's recip_rank has no cut-off; within K iff the first relevant rank <= K.
         rr = ref_q["recip_rank"]
         return rr if rr >= 1.0 / k - 1e-12 else 0.0
     if k is None:
-        return ref_q[family]
+        return ref_q["ndcg_cut_100" if family == "ndcg" else family]
     return ref_q[f"{TREC_NAME[family]}_{k}"]
 
 
 def test_empty_run_scores_zero_for_every_judged_query():
     qrels = [{"a": 1}, {"b": 2, "c": 0}]
-    out = standard.evaluate([(), ()], qrels, [("recall", 5), ("ndcg_cut", 5), ("map", None)])
+    out = standard.evaluate(
+        [(), ()], qrels, [("recall", 5), ("ndcg", 5), ("map", None), ("ndcg", None)]
+    )
     for values in out.values():
         assert values.tolist() == [0.0, 0.0]
+
+
+def test_uncut_ndcg_is_trec_eval_ndcg(tmp_path):
+    """trec_eval's `ndcg` (the whole list, the ideal from every judged chunk), in a fresh
+    process: more positive judgments than retrieved chunks, ties, negative grades."""
+    qrels = {
+        "q0": {"a": 3, "b": 1, "c": 2, "d": 1, "e": -1, "f": 0},
+        "q1": {"a": 1, "z": 2},
+        "q2": {"x": -1},
+    }
+    run = {"q0": {"e": 2.0, "b": 2.0, "a": 1.0, "y": 0.5}, "q1": {"z": 1.0, "a": 1.0, "q": 3.0}}
+    code = (
+        "import json, pytrec_eval; print(json.dumps(pytrec_eval.RelevanceEvaluator("
+        f"{qrels!r}, {{'ndcg'}}).evaluate({run!r})))"
+    )
+    ref = json.loads(run_module("tests.helpers.exec_code", code, cwd=tmp_path).stdout)
+    qids = sorted(qrels)
+    rankings = [canonical(run.get(q, {}).items(), depth=100).ids for q in qids]
+    ours = standard.evaluate(rankings, [qrels[q] for q in qids], [("ndcg", None)])
+    got = dict(zip(qids, ours[("ndcg", None)].tolist()))
+    assert got["q0"] == pytest.approx(ref["q0"]["ndcg"], abs=1e-12)
+    assert got["q1"] == pytest.approx(ref["q1"]["ndcg"], abs=1e-12)
+    assert 0 < got["q0"] < 1 and math.isnan(got["q2"])  # no positive grade: undefined

@@ -20,7 +20,7 @@ from harness.core.run import Run
 from harness.core.run.files import apply_unknown_ids
 from harness.core.types import Benchmark, Chunk, Query
 from metrics.evaluate import per_query
-from metrics.registry import metrics_for
+from metrics.registry import metrics_for, parse_metric, trec_eval_name
 from tests.helpers.cli import harness as cli
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -31,6 +31,7 @@ ABSENT_JUDGED = ["x0", "x1"]  # judged (or gold) but not in the corpus
 UNKNOWN = ["u0", "u1", "u2"]  # only ever in runs
 STANDARD = ("recall", "P", "ndcg_cut", "map_cut", "success", "recip_rank")
 TREC = "ndcg_cut recall P map_cut success".split()
+_FAMILIES = ("recall", "P", "ndcg", "map", "success", "recip_rank", "Rprec")
 
 
 def _bench(qrels: dict[str, dict[str, int]]) -> Benchmark:
@@ -45,7 +46,7 @@ def _bench(qrels: dict[str, dict[str, int]]) -> Benchmark:
 
 def _trec_eval(qrels, run):
     cuts = ",".join(map(str, KS))
-    measures = {f"{m}.{cuts}" for m in TREC} | {"map", "Rprec", "recip_rank"}
+    measures = {f"{m}.{cuts}" for m in TREC} | {"map", "Rprec", "recip_rank", "ndcg_cut.100"}
     return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(
         {q: r for q, r in run.items() if r}
     )
@@ -60,18 +61,20 @@ def _expected(ref, qrels_q, run_q, name):
     """The reference value of one harness metric name for one query."""
     n_rel = sum(g >= 1 for g in qrels_q.values())
     n_pos = sum(g > 0 for g in qrels_q.values())
-    family, _, k = name.partition("@")
+    metric = parse_metric(name)
+    family, k = metric.family.name, metric.k
     if family == "coverage":  # brute force over singleton groups, matched by id
         gold = {d for d, g in qrels_q.items() if g > 0}
-        return len(gold & set(_ranked(run_q)[: int(k)])) / len(gold) if gold else math.nan
-    if not (n_pos if family == "ndcg_cut" else n_rel):
+        return len(gold & set(_ranked(run_q)[:k])) / len(gold) if gold else math.nan
+    if not (n_pos if family == "ndcg" else n_rel):
         return math.nan
     if not run_q:
         return 0.0  # trec_eval -c: a query without results scores 0
-    if family == "recip_rank":
+    if family == "recip_rank" and k is not None:
         rr = ref["recip_rank"]
-        return rr if rr >= 1.0 / int(k) - 1e-12 else 0.0
-    return ref[f"{family}_{k}"] if k else ref[family]
+        return rr if rr >= 1.0 / k - 1e-12 else 0.0
+    # trec_eval's ndcg is ndcg_cut at a cut past every list (test_trec_eval_parity)
+    return ref["ndcg_cut_100" if name == "nDCG" else trec_eval_name(metric)]
 
 
 @st.composite
@@ -102,9 +105,8 @@ def test_unknown_and_absent_ids_score_as_trec_eval(case):
     vocab = bench.vocab
     built = Run.from_scores("sys", run, 100, vocab) if coded else Run.from_dict(run, name="sys")
     built, found = apply_unknown_ids(built, vocab, list(qrels), mode)
-    wanted = metrics_for([*STANDARD, "coverage"], list(KS), 100) + metrics_for(
-        ["map", "Rprec"], [1], 100
-    )
+    wanted = metrics_for([*STANDARD, "RR@3", "RR@10", "coverage"], list(KS), 100)
+    wanted += metrics_for(["map", "Rprec", "nDCG"], [1], 100)
     ours = per_query(bench, built, wanted)
 
     scored = (
@@ -143,9 +145,9 @@ def _q9_bench() -> Benchmark:
 
 @pytest.mark.parametrize("mode, recall", [("keep", 1 / 7), ("drop", 2 / 7)])
 def test_issue_example_recall_at_10(mode, recall):
-    names = ["recall@10", "P@10", "ndcg_cut@10", "map", "recip_rank@10", "success@10"]
+    names = ["R@10", "P@10", "nDCG@10", "AP", "RR@10", "Success@10", "RR"]
     ev = harness.evaluate(_q9_bench(), Q9_RUN, names, bootstrap=0, unknown_ids=mode)
-    assert ev.values["recall@10"][0] == pytest.approx(recall)
+    assert ev.values["R@10"][0] == pytest.approx(recall)
     run = (
         Q9_RUN
         if mode == "keep"
@@ -176,7 +178,7 @@ def test_unknown_id_at_each_rank_through_run_objects_and_trec_files(tmp_path, ra
     path.write_text(
         "".join(f"q9 Q0 {d} {i} {s} sys\n" for i, (d, s) in enumerate(run["q9"].items(), 1))
     )
-    names = ["recall@10", "P@10", "ndcg_cut@10", "map", "recip_rank@10", "success@10"]
+    names = ["R@10", "P@10", "nDCG@10", "AP", "RR@10", "Success@10", "RR"]
     scored = run if mode == "keep" else {"q9": {d: s for d, s in run["q9"].items() if d != "ghost"}}
     ref = _trec_eval(Q9_QRELS, scored)["q9"]
     for system in (run, Run.from_dict(run, name="sys"), path):
@@ -192,7 +194,7 @@ def test_unknown_id_at_each_rank_through_run_objects_and_trec_files(tmp_path, ra
 
 def test_bad_api_value_is_one_config_error():
     with pytest.raises(ConfigError, match="unknown_ids is 'ignore'; valid: keep"):
-        harness.evaluate(_q9_bench(), Q9_RUN, ["recall@10"], bootstrap=0, unknown_ids="ignore")
+        harness.evaluate(_q9_bench(), Q9_RUN, ["R@10"], bootstrap=0, unknown_ids="ignore")
 
 
 # ---------------------------------------------------------------- RedQA gold absent
@@ -248,21 +250,21 @@ def test_redqa_gold_absent_from_corpus_stays_gold(tmp_path, caplog):
 def test_group_metrics_with_unknown_ids_and_absent_gold(tmp_path, mode):
     bench = harness.load_benchmark(_redqa(tmp_path))
     run = {"q1": {"u1": 3.0, "c2": 2.0, "c1": 1.0}, "q2": {"c4": 2.0, "c3": 1.0}}
-    names = ["coverage", "perfrecall", "ndcg", "mrr", "recall"]
+    names = ["coverage", "perfrecall", "group_ndcg", "group_mrr", "recall"]
     ev = harness.evaluate(bench, run, names, [2, 3], bootstrap=0, unknown_ids=mode)
     v = {n: a[0] for n, a in ev.values.items()}  # q1
     d = 1 / math.log2(3)  # the discount of rank 2
     ideal = 1 + d + 0.5  # three groups
     if mode == "keep":  # u1 rank 1, c2 rank 2 (group 2), c1 rank 3 (group 1)
-        want = {"coverage@2": 1 / 3, "coverage@3": 2 / 3, "mrr@3": (1 / 3 + 1 / 2) / 3}
-        want |= {"ndcg@3": (d + 0.5) / ideal, "recall@2": 1 / 4, "recall@3": 2 / 4}
+        want = {"coverage@2": 1 / 3, "coverage@3": 2 / 3, "group_mrr@3": (1 / 3 + 1 / 2) / 3}
+        want |= {"group_ndcg@3": (d + 0.5) / ideal, "R@2": 1 / 4, "R@3": 2 / 4}
     else:  # c2 rank 1, c1 rank 2
-        want = {"coverage@2": 2 / 3, "coverage@3": 2 / 3, "mrr@3": (1 + 1 / 2) / 3}
-        want |= {"ndcg@3": (1 + d) / ideal, "recall@2": 2 / 4, "recall@3": 2 / 4}
+        want = {"coverage@2": 2 / 3, "coverage@3": 2 / 3, "group_mrr@3": (1 + 1 / 2) / 3}
+        want |= {"group_ndcg@3": (1 + d) / ideal, "R@2": 2 / 4, "R@3": 2 / 4}
     want |= {"perfrecall@2": 0.0, "perfrecall@3": 0.0}  # group 3 is never covered
     for name, value in want.items():
         assert v[name] == pytest.approx(value), name
-    assert ev.values["recall@2"][1] == 1.0  # q2: c3 at rank 2 in both modes
+    assert ev.values["R@2"][1] == 1.0  # q2: c3 at rank 2 in both modes
 
 
 def test_an_id_the_corpus_lacks_matches_when_the_gold_names_it(tmp_path):
@@ -272,7 +274,7 @@ def test_an_id_the_corpus_lacks_matches_when_the_gold_names_it(tmp_path):
     ev = harness.evaluate(bench, run, ["coverage", "perfrecall", "recall"], [3], bootstrap=0)
     assert ev.values["coverage@3"][0] == 1.0 and ev.values["perfrecall@3"][0] == 1.0
     ref = _trec_eval({"q1": {"c1": 1, "c2": 1, "x9": 1, "x8": 1}}, run)["q1"]
-    assert ev.values["recall@3"][0] == pytest.approx(ref["recall_3"]) == 0.75
+    assert ev.values["R@3"][0] == pytest.approx(ref["recall_3"]) == 0.75
 
 
 # ---------------------------------------------------------------- the CLI, end to end
@@ -324,8 +326,14 @@ def _check_cell(cell, qrels, run):
     for row in csv.DictReader((cell / "per_query.csv").open()):
         q = row["query_id"]
         for name in row:
-            family = name.partition("@")[0]
-            if family not in (*STANDARD, "coverage", "map", "Rprec"):
+            try:
+                metric = parse_metric(name)
+            except ConfigError:
+                continue  # query_id, hop, n_groups
+            if metric.family.kind not in ("standard", "group") or metric.family.name not in (
+                "coverage",
+                *_FAMILIES,
+            ):
                 continue
             want = _expected(ref.get(q, {}), qrels[q], run.get(q, {}), name)
             got = float(row[name])

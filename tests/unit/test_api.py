@@ -38,7 +38,7 @@ def test_evaluate_matches_the_cli_cell(tmp_path):
     cfg = {
         "retriever": named_config("retriever", "bm25"),
         "corpus": named_config("corpus", "demo"),
-        "metrics": {"names": ["coverage", "ndcg"], "k": [10], "relevance_level": 1},
+        "metrics": {"names": ["coverage", "group_ndcg"], "k": [10], "relevance_level": 1},
         "retrieval": {"depth": 100},
         "results": {"dir": str(tmp_path / "results"), "write": True},
         "stats": {"bootstrap": 200, "confidence": 0.95, "seed": 0},
@@ -47,7 +47,7 @@ def test_evaluate_matches_the_cli_cell(tmp_path):
     cell = tmp_path / "results" / "demo" / "bm25"
     doc = json.loads((cell / "metrics.json").read_text())
     ev = harness.evaluate(
-        "demo", harness.get_retriever("bm25"), ["coverage", "ndcg"], 10, bootstrap=200
+        "demo", harness.get_retriever("bm25"), ["coverage", "group_ndcg"], 10, bootstrap=200
     )
     summary = ev.summary
     assert list(summary.index[:2]) == ["overall", "hop=1"]
@@ -55,7 +55,7 @@ def test_evaluate_matches_the_cli_cell(tmp_path):
         (f"hop={k}", v) for k, v in doc["results"]["hop"].items()
     ]:
         assert summary.loc[stratum, "n"] == s["n"]
-        for m in ("coverage@10", "ndcg@10"):
+        for m in ("coverage@10", "group_ndcg@10"):
             assert summary.loc[stratum, m] == s["mean"][m]
             assert [summary.loc[stratum, f"{m} ci_low"], summary.loc[stratum, f"{m} ci_high"]] == s[
                 "ci"
@@ -101,33 +101,45 @@ def test_experiment_rows_and_significance_columns():
     df = harness.Experiment(
         ["bm25", harness.get_retriever("bm25", k1=0.1, name="bm25-k1")],
         "demo",
-        ["ndcg"],
+        ["group_ndcg"],
         10,
         permutations=500,
     )
     assert df["name"].tolist() == ["bm25", "bm25-k1"]
-    for col in ("ndcg@10", "ndcg@10 +", "ndcg@10 -", "ndcg@10 p", "ndcg@10 p_holm", "ndcg@10 sig"):
+    for col in (
+        "group_ndcg@10",
+        "group_ndcg@10 +",
+        "group_ndcg@10 -",
+        "group_ndcg@10 p",
+        "group_ndcg@10 p_holm",
+        "group_ndcg@10 sig",
+    ):
         assert col in df.columns
-    assert np.isnan(df.loc[0, "ndcg@10 p"]) and 0 < df.loc[1, "ndcg@10 p"] <= 1
-    assert str(df["ndcg@10 +"].dtype) == "Int64" and str(df["ndcg@10 sig"].dtype) == "boolean"
-    assert df["ndcg@10 +"].isna().tolist() == [True, False] and df["ndcg@10 sig"].isna()[0]
-    a = harness.evaluate("demo", "bm25", ["ndcg"], 10, bootstrap=0)
+    assert np.isnan(df.loc[0, "group_ndcg@10 p"]) and 0 < df.loc[1, "group_ndcg@10 p"] <= 1
+    assert (
+        str(df["group_ndcg@10 +"].dtype) == "Int64"
+        and str(df["group_ndcg@10 sig"].dtype) == "boolean"
+    )
+    assert (
+        df["group_ndcg@10 +"].isna().tolist() == [True, False] and df["group_ndcg@10 sig"].isna()[0]
+    )
+    a = harness.evaluate("demo", "bm25", ["group_ndcg"], 10, bootstrap=0)
     b = harness.evaluate("demo", harness.get_retriever("bm25", k1=0.1, name="bm25-k1"),
-                         ["ndcg"], 10, bootstrap=0)  # fmt: skip
+                         ["group_ndcg"], 10, bootstrap=0)  # fmt: skip
     report = harness.compare(a, b, permutations=500, bootstrap=0)
     overall = next(r for r in report.rows if r.stratum == "overall")
-    assert overall.result.p_randomization == df.loc[1, "ndcg@10 p"]  # one engine, one number
+    assert overall.result.p_randomization == df.loc[1, "group_ndcg@10 p"]  # one engine, one number
     assert (overall.result.better, overall.result.worse) == (
-        df.loc[1, "ndcg@10 +"],
-        df.loc[1, "ndcg@10 -"],
+        df.loc[1, "group_ndcg@10 +"],
+        df.loc[1, "group_ndcg@10 -"],
     )
     with pytest.raises(ConfigError, match="correction"):
         harness.Experiment(["bm25"], "demo", correction="fdr")
 
 
 def test_compare_matches_the_cli_report(tmp_path):
-    a = harness.evaluate("demo", "bm25", ["ndcg"], 10, bootstrap=0)
-    b = harness.evaluate("demo", "bm25-simple", ["ndcg"], 10, bootstrap=0)
+    a = harness.evaluate("demo", "bm25", ["group_ndcg"], 10, bootstrap=0)
+    b = harness.evaluate("demo", "bm25-simple", ["group_ndcg"], 10, bootstrap=0)
     report = harness.compare(
         a.save(tmp_path / "a"), b.save(tmp_path / "b"), permutations=500, bootstrap=500
     )
@@ -136,6 +148,18 @@ def test_compare_matches_the_cli_report(tmp_path):
     assert "# Retrieval comparison: demo" in report.to_markdown()
     from_objects = harness.compare(a, b, permutations=500, bootstrap=500).to_dataframe()
     assert frame["delta"].tolist() == from_objects["delta"].tolist()
+
+
+def test_compare_reads_metric_names_as_the_registry_does():
+    names = ["group_ndcg", "ndcg_cut", "map"]
+    a = harness.evaluate("demo", "bm25", names, 10, bootstrap=0)
+    b = harness.evaluate("demo", "bm25-simple", names, 10, bootstrap=0)
+    picked = harness.compare(a, b, metrics=["ndcg_cut_10", "MAP", "group_ndcg@10"], bootstrap=0)
+    assert picked.metrics == ["nDCG@10", "AP", "group_ndcg@10"]
+    with pytest.raises(ConfigError, match="could mean two things: nDCG@10 .* group_ndcg@10"):
+        harness.compare(a, b, metrics=["ndcg@10"], bootstrap=0)
+    with pytest.raises(harness.HarnessError, match=r"metric 'P_10' \(P@10\) is not in bm25, bm25-"):
+        harness.compare(a, b, metrics=["P_10"], bootstrap=0)
 
 
 def test_load_benchmark_by_unknown_name_says_what_it_accepts():
@@ -157,20 +181,20 @@ def test_encoder_objects_are_cached_only_under_an_explicit_id(tmp_path, monkeypa
 
     from retrievers.dense import Dense
 
-    a = harness.evaluate("demo", HashingEncoder(dim=64), ["ndcg"], 10, bootstrap=0)
-    b = harness.evaluate("demo", HashingEncoder(dim=32), ["ndcg"], 10, bootstrap=0)
-    assert a.summary.loc["overall", "ndcg@10"] != b.summary.loc["overall", "ndcg@10"]
+    a = harness.evaluate("demo", HashingEncoder(dim=64), ["group_ndcg"], 10, bootstrap=0)
+    b = harness.evaluate("demo", HashingEncoder(dim=32), ["group_ndcg"], 10, bootstrap=0)
+    assert a.summary.loc["overall", "group_ndcg@10"] != b.summary.loc["overall", "group_ndcg@10"]
     assert not (tmp_path / "embeddings").exists()
     keyed = Dense.from_encoder(HashingEncoder(dim=32), name="h32", cache_id="hashing-32")
-    c = harness.evaluate("demo", keyed, ["ndcg"], 10, bootstrap=0)
-    assert c.summary.loc["overall", "ndcg@10"] == b.summary.loc["overall", "ndcg@10"]
+    c = harness.evaluate("demo", keyed, ["group_ndcg"], 10, bootstrap=0)
+    assert c.summary.loc["overall", "group_ndcg@10"] == b.summary.loc["overall", "group_ndcg@10"]
     assert any((tmp_path / "embeddings").rglob("*.npy"))
 
 
 def test_every_kind_of_system_reaches_the_same_run(tmp_path):
     """A config name, a retriever object, its run, the run as a dict and as a file: one value."""
     bench = harness.load_benchmark("demo")
-    by_name = harness.evaluate(bench, "bm25", ["ndcg"], 10, bootstrap=0)
+    by_name = harness.evaluate(bench, "bm25", ["group_ndcg"], 10, bootstrap=0)
     path = by_name.run.to_trec(tmp_path / "bm25.trec")
     systems = [
         harness.get_retriever("bm25"),
@@ -180,7 +204,9 @@ def test_every_kind_of_system_reaches_the_same_run(tmp_path):
         str(path),
     ]
     for system in systems:
-        ev = harness.evaluate(bench, system, ["ndcg"], 10, bootstrap=0)
-        assert ev.values["ndcg@10"].tolist() == by_name.values["ndcg@10"].tolist(), system
+        ev = harness.evaluate(bench, system, ["group_ndcg"], 10, bootstrap=0)
+        assert ev.values["group_ndcg@10"].tolist() == by_name.values["group_ndcg@10"].tolist(), (
+            system
+        )
     with pytest.raises(harness.HarnessError, match="did you mean 'bm25'"):
-        harness.evaluate(bench, "bm52", ["ndcg"], 10)
+        harness.evaluate(bench, "bm52", ["group_ndcg"], 10)

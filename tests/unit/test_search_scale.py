@@ -154,7 +154,7 @@ def _lists(rankings):
     return [(r.ids, r.scores) for r in rankings]
 
 
-# recall@10 against exact search that each CPU index must reach on the clustered data, with
+# R@10 against exact search that each CPU index must reach on the clustered data, with
 # the shipped settings (measured: 1.0 for all three)
 BOUNDS = {"hnsw": 0.98, "ivf": 0.98, "ivfpq": 0.95}
 

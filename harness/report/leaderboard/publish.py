@@ -98,7 +98,7 @@ def long_csv(board, corpora: list[str]) -> str:
     published = {
         (r.corpus, r.retriever, r.metric): r
         for r in board.references
-        if r.source == "rare-paper-table3" or r.metric in ("ndcg@10", "mrr@10")
+        if r.source == "rare-paper-table3" or r.metric in ("group_ndcg@10", "group_mrr@10")
     }
     # an authors'-setup cell (`<model>-rare`) carries its model's published number too
     published |= {

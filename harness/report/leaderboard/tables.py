@@ -14,9 +14,10 @@ from harness.cell.result import Evaluation
 from harness.report.leaderboard.collect import AUTHORS, MODEL_CARD, SHIPPED, Board
 from harness.report.terminal import scale
 
-SHORT = {"coverage": "Cov", "perfrecall": "Perf", "ndcg": "NDCG", "mrr": "MRR"}
+# as the RARE paper prints its group metrics
+SHORT = {"coverage": "Cov", "perfrecall": "Perf", "group_ndcg": "NDCG", "group_mrr": "MRR"}
 TABLE3_METRICS = ("coverage", "perfrecall")
-HOP_METRICS = ("coverage", "perfrecall", "ndcg", "mrr")
+HOP_METRICS = ("coverage", "perfrecall", "group_ndcg", "group_mrr")
 
 
 @dataclass
@@ -59,7 +60,7 @@ def metric_name(family: str, k: int) -> str:
 
 
 def header(family: str, k: int) -> str:
-    return SHORT[family] if family == "mrr" else f"{SHORT[family]}@{k}"
+    return SHORT[family] if family == "group_mrr" else f"{SHORT[family]}@{k}"
 
 
 def _scaled(metric: str, x) -> float | None:

@@ -40,15 +40,15 @@ def _run():
 
 
 def test_saved_cell_records_ties_and_loads_with_and_without_them(tmp_path):
-    ev = harness.evaluate(_bench(), _run(), ["coverage", "mrr"], k=[2], bootstrap=0)
+    ev = harness.evaluate(_bench(), _run(), ["coverage", "group_mrr"], k=[2], bootstrap=0)
     folder = ev.save(tmp_path / "cell")
     doc = read_metrics(folder)
     overall = doc["results"]["overall"]
     # q1: [0.5, 1] (b or c at rank 2), q2: 1 (not a tie), q3: [0, 1] (g or a at rank 2)
     assert overall["ties"]["coverage@2"] == [(0.5 + 1 + 0) / 3, (1 + 1 + 1) / 3]
     assert overall["ties_expected"]["coverage@2"] == pytest.approx((0.75 + 1 + 0.5) / 3)
-    assert overall["tie_queries"] == {"coverage@2": 2, "mrr@2": 2}
-    assert doc["results"]["hop"]["1"]["tie_queries"] == {"coverage@2": 1, "mrr@2": 1}
+    assert overall["tie_queries"] == {"coverage@2": 2, "group_mrr@2": 2}
+    assert doc["results"]["hop"]["1"]["tie_queries"] == {"coverage@2": 1, "group_mrr@2": 1}
     assert ev.ties.loc[("overall", "coverage@2"), "queries"] == 2
     # a cell written by an earlier version without the fields still loads, saying so
     for summary in [overall, *doc["results"]["hop"].values()]:
@@ -59,7 +59,7 @@ def test_saved_cell_records_ties_and_loads_with_and_without_them(tmp_path):
     )
     old = Evaluation.from_disk(folder)
     assert "ties" not in old.doc["results"]["overall"] and "tie ranges" in old.earlier
-    assert old.doc["schema"] == "retrieval-harness/metrics/2"
+    assert old.doc["schema"] == "retrieval-harness/metrics/3"
     # a damaged range is one error naming the field
     doc["results"]["overall"]["ties"] = {"coverage@2": [0.5]}
     (folder / "metrics.json").write_text(json.dumps(doc))
@@ -69,7 +69,7 @@ def test_saved_cell_records_ties_and_loads_with_and_without_them(tmp_path):
 
 def test_rescoring_from_run_trec_gives_the_same_ties(tmp_path):
     bench, run = _bench(), _run()
-    metrics = [parse_metric(n) for n in ("coverage@2", "ndcg@3", "mrr@2", "recall@2", "map")]
+    metrics = [parse_metric(n) for n in ("coverage@2", "group_ndcg@3", "group_mrr@2", "R@2", "map")]
     ev = harness.evaluate(bench, run, [m.name for m in metrics], bootstrap=0)
     folder = ev.save(tmp_path / "cell")
     again = Run.from_trec(folder / "run.trec")

@@ -133,7 +133,7 @@ BEIR_RUN = {
     "q2": {"d4": 0.8, "d3": 0.7},
     "q4": {"d1": 0.9, "d5": 0.3},
 }
-METRICS = ["ndcg", "recall", "coverage", "mrr", "answer_recall", "outdated"]
+METRICS = ["group_ndcg", "recall", "coverage", "group_mrr", "answer_recall", "outdated"]
 
 
 def jsonable(row: dict) -> dict:
@@ -230,8 +230,8 @@ def test_beir_with_a_separate_qrels_repo_is_the_beir_folder(offline_cache, tmp_p
     ev = assert_same_scores(got, want, BEIR_RUN)
     # by hand: q1 ranks d2 (grade 2) first of {d1, d2}; q2's first, d4, is grade 0 and d3
     # second; q4's d1 is IRRELEVANT, its only relevant passage d5 (RELATED) comes second
-    np.testing.assert_array_equal(ev.values["recall@1"], [0.5, 0.0, 0.0])
-    np.testing.assert_array_equal(ev.values["recall@2"], [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(ev.values["R@1"], [0.5, 0.0, 0.0])
+    np.testing.assert_array_equal(ev.values["R@2"], [1.0, 1.0, 1.0])
 
     train = load_benchmark(
         hf("BeIR/tiny", revision=COMMIT, qrels_revision=QRELS_COMMIT, split="train")
@@ -634,7 +634,7 @@ def test_garage_layout_is_the_same_data_as_redqa_json(offline_cache, tmp_path):
     assert g1.answers == ("Alpha",) and g3.answerable == "no"
     assert got.metadata["configs"] == {"queries": "default"}
     ev = assert_same_scores(
-        got, want, GARAGE_RUN, ["ndcg", "recall", "answer_recall", "outdated"], (1, 2)
+        got, want, GARAGE_RUN, ["group_ndcg", "recall", "answer_recall", "outdated"], (1, 2)
     )
     # by hand: g1's top 1 is p2 (OUTDATED), and it holds no answer; p1 at 2 holds "alpha"
     np.testing.assert_array_equal(ev.values["outdated@1"][0], 1.0)

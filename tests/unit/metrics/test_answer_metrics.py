@@ -126,7 +126,7 @@ def test_names_parse_and_misuse_is_an_error():
     assert (m.name, m.k, m.family.cut, m.family.higher_is_better) == (
         "answer_rank",
         None,
-        False,
+        "none",
         False,
     )
     m = parse_metric("outdated@5")

@@ -58,4 +58,4 @@ def test_codes_in_another_corpus_order_are_refused():
     with pytest.raises(ValueError, match="do not follow the corpus order"):
         per_query(bench, run, metrics_for(["recall"], [1], depth=10))
     good = Run("r", {"q": Ranking(("a", "b"), (2.0, 1.0), np.array([0, 1]))}, depth=10)
-    assert per_query(bench, good, metrics_for(["recall"], [1], depth=10))["recall@1"][0] == 1.0
+    assert per_query(bench, good, metrics_for(["recall"], [1], depth=10))["R@1"][0] == 1.0

@@ -18,7 +18,7 @@ def _one(family):
     ]
 
 
-coverage, perfrecall, ndcg, mrr = map(_one, ("coverage", "perfrecall", "ndcg", "mrr"))
+coverage, perfrecall, ndcg, mrr = map(_one, ("coverage", "perfrecall", "group_ndcg", "group_mrr"))
 
 # b is shared by G1 and G3.
 GROUPS = (frozenset({"a", "b"}), frozenset({"c"}), frozenset({"b", "d"}))
@@ -91,7 +91,10 @@ def test_no_gold_is_nan(fn):
 def test_batched_group_metrics_equal_the_per_query_definitions(groups, ranked, ks):
     """Overlapping groups, duplicate ids in the list, K past its end: the one-pass batch
     gives each definition's value."""
-    functions = {f: getattr(reference, f) for f in ("coverage", "perfrecall", "ndcg", "mrr")}
+    functions = {
+        f: getattr(reference, f.removeprefix("group_"))
+        for f in ("coverage", "perfrecall", "group_ndcg", "group_mrr")
+    }
     wanted = [(f, k) for f in functions for k in ks]
     got = group_evaluate([tuple(groups)], [ranked], wanted)
     for family, k in wanted:

@@ -25,10 +25,10 @@ def test_ids_are_coded_among_judged_ids():
 
 
 def test_past_the_end_counts_as_not_relevant():
-    vals = evaluate([("c",)], [QRELS], [("P", 6), ("recall", 6), ("ndcg_cut", 2)])
+    vals = evaluate([("c",)], [QRELS], [("P", 6), ("recall", 6), ("ndcg", 2)])
     assert vals[("P", 6)].tolist() == [1 / 6]
     assert vals[("recall", 6)].tolist() == [1 / 4]
-    assert vals[("ndcg_cut", 2)].tolist() == [2 / (3 + 2 / math.log2(3))]
+    assert vals[("ndcg", 2)].tolist() == [2 / (3 + 2 / math.log2(3))]
 
 
 def test_corpus_codes_match_like_ids():
@@ -40,7 +40,7 @@ def test_corpus_codes_match_like_ids():
     assert flat.tolist() == [3, 1, 4, 2, 5, 6, 7]
     got = evaluate([coded, ("q", "z")], judged, [("recall", 2), ("P", 5)])
     assert got[("recall", 2)].tolist() == [1 / 4, 1.0]  # z is judged for query 1 only
-    wanted = [("ndcg_cut", 3), ("recall", 5), ("map", None)]
+    wanted = [("ndcg", 3), ("recall", 5), ("map", None)]
     a = evaluate([coded], judged_one := prepare([QRELS], vocab), wanted)
     b = evaluate([RANKED], [QRELS], wanted)
     assert judged_one.corpus_coded
@@ -57,16 +57,16 @@ def test_corpus_codes_match_like_ids():
         ("recall", 5, 1, 3 / 4),
         ("success", 1, 1, 1.0),
         ("recip_rank", 5, 1, 1.0),
-        ("map_cut", 3, 1, (1 + 2 / 3) / 4),  # divides by all 4 relevant, not min(K, R)
+        ("map", 3, 1, (1 + 2 / 3) / 4),  # divides by all 4 relevant, not min(K, R)
         ("map", None, 1, (1 + 2 / 3 + 3 / 5) / 4),
         ("Rprec", None, 1, 2 / 4),  # top R=4: a, x, b, y
         # DCG@3 = 3/log2(2) + 1/log2(4); ideal grades 3, 2, 1 (z counts though not retrieved)
-        ("ndcg_cut", 3, 1, (3 + 0.5) / (3 + 2 / math.log2(3) + 0.5)),
+        ("ndcg", 3, 1, (3 + 0.5) / (3 + 2 / math.log2(3) + 0.5)),
         ("recall", 5, 2, 1.0),  # level 2: only a and c are relevant
         ("P", 3, 2, 1 / 3),
         ("map", None, 2, (1 + 2 / 5) / 2),
         ("Rprec", None, 2, 1 / 2),
-        ("ndcg_cut", 3, 2, (3 + 0.5) / (3 + 2 / math.log2(3) + 0.5)),  # gains ignore the level
+        ("ndcg", 3, 2, (3 + 0.5) / (3 + 2 / math.log2(3) + 0.5)),  # gains ignore the level
     ],
 )
 def test_hand_computed(family, k, level, want):
@@ -87,7 +87,7 @@ def test_rprec_when_fewer_retrieved_than_relevant():
 
 def test_negative_grade_earns_no_gain():
     qrels = {"n": -2, "a": 1}
-    assert _one("ndcg_cut", 2, ranked=("n", "a"), qrels=qrels) == pytest.approx(1 / math.log2(3))
+    assert _one("ndcg", 2, ranked=("n", "a"), qrels=qrels) == pytest.approx(1 / math.log2(3))
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_negative_grade_earns_no_gain():
         ("P", 5),
         ("recall", 5),
         ("map", None),
-        ("ndcg_cut", 5),
+        ("ndcg", 5),
         ("recip_rank", 5),
         ("success", 5),
         ("Rprec", None),
@@ -109,7 +109,7 @@ def test_only_zero_judgments_is_nan(family, k):
 def test_level_leaves_ndcg_defined_when_binary_metrics_are_not():
     qrels = {"a": 1}
     assert math.isnan(_one("recall", 5, level=2, ranked=("a",), qrels=qrels))
-    assert _one("ndcg_cut", 5, level=2, ranked=("a",), qrels=qrels) == 1.0
+    assert _one("ndcg", 5, level=2, ranked=("a",), qrels=qrels) == 1.0
 
 
 def test_level_below_one_rejected():

@@ -14,7 +14,7 @@ from metrics import standard, ties
 from metrics.evaluate import aggregate, per_query
 from metrics.registry import metrics_for, parse_metric
 
-GROUP = ("coverage", "perfrecall", "ndcg", "mrr")
+GROUP = ("coverage", "perfrecall", "group_ndcg", "group_mrr")
 STANDARD = ("ndcg_cut", "recall", "P", "success", "recip_rank", "map_cut")
 KS = (1, 2, 3, 5, 8)
 
@@ -159,11 +159,15 @@ def test_query_069_like_tie_across_rank_10():
     assert got["coverage@10"].expected == 0.75
     assert (got["perfrecall@10"].low, got["perfrecall@10"].high) == (0.0, 1.0)
     assert got["perfrecall@10"].expected == 0.5
-    assert got["ndcg@10"].low == pytest.approx(1 / idcg)
-    assert got["ndcg@10"].high == values["ndcg@10"] == pytest.approx((1 + 1 / math.log2(11)) / idcg)
-    assert got["ndcg@10"].expected == pytest.approx((1 + 0.5 / math.log2(11)) / idcg)
-    assert (got["mrr@10"].low, got["mrr@10"].high) == (0.5, pytest.approx(0.55))
-    assert got["mrr@10"].expected == pytest.approx(0.525)
+    assert got["group_ndcg@10"].low == pytest.approx(1 / idcg)
+    assert (
+        got["group_ndcg@10"].high
+        == values["group_ndcg@10"]
+        == pytest.approx((1 + 1 / math.log2(11)) / idcg)
+    )
+    assert got["group_ndcg@10"].expected == pytest.approx((1 + 0.5 / math.log2(11)) / idcg)
+    assert (got["group_mrr@10"].low, got["group_mrr@10"].high) == (0.5, pytest.approx(0.55))
+    assert got["group_mrr@10"].expected == pytest.approx(0.525)
     # at K = 5 the tie is far below the cut: nothing depends on it
     five = metrics_for(GROUP, [5], depth=12)
     for m in five:
@@ -226,7 +230,7 @@ def test_outer_bounds_when_a_component_is_too_large(monkeypatch):
     monkeypatch.setattr(ties, "LIMIT_BITS", 1)
     q = Query("q", "x", (frozenset({"a", "b"}), frozenset({"b", "c"}), frozenset({"c"})))
     ranking = canonical({"z": 2.0, "a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0}, depth=5)
-    for name in ("coverage@3", "mrr@5"):
+    for name in ("coverage@3", "group_mrr@5"):
         m = parse_metric(name)
         v = m(q, ranking.ids)
         got = ties.query_range(q, ranking, m, v)
@@ -252,7 +256,7 @@ def test_summaries_carry_tie_ranges_over_the_same_queries_as_the_mean():
         },
         depth=3,
     )
-    metrics = metrics_for(["coverage", "mrr"], [2], depth=3)
+    metrics = metrics_for(["coverage", "group_mrr"], [2], depth=3)
     values = per_query(bench, run, metrics)
     tied = ties.tie_bounds(bench, run, metrics, values)
     agg = aggregate(values, {"hop": ["2", "1", "0"]}, ties=tied)
@@ -260,7 +264,7 @@ def test_summaries_carry_tie_ranges_over_the_same_queries_as_the_mean():
     assert overall["mean"]["coverage@2"] == (0.5 + 1.0) / 2  # canonical: c before b
     assert overall["ties"]["coverage@2"] == [(0.5 + 1.0) / 2, (1.0 + 1.0) / 2]
     assert overall["ties_expected"]["coverage@2"] == (0.75 + 1.0) / 2
-    assert overall["tie_queries"] == {"coverage@2": 1, "mrr@2": 1}
+    assert overall["tie_queries"] == {"coverage@2": 1, "group_mrr@2": 1}
     assert agg["hop"]["1"]["tie_queries"]["coverage@2"] == 0
     assert agg["hop"]["0"]["ties"]["coverage@2"] is None
     assert agg["hop"]["0"]["ties_expected"]["coverage@2"] is None
@@ -278,15 +282,15 @@ def test_only_queries_with_ties_that_can_matter_are_visited():
         Ranking(tuple("abgd"), (9.0, 8.0, 7.0, 7.0)),  # gold g tied with d at ranks 3-4
         Ranking(tuple("agcd"), (9.0, 8.0, 7.0, 6.0)),  # no tie
     ]
-    names = ["coverage@1", "coverage@2", "coverage@3", "mrr@2", "mrr@4", "recall@3", "map"]
+    names = ["coverage@1", "coverage@2", "coverage@3", "group_mrr@2", "group_mrr@4", "R@3", "map"]
     rows = ties.screen(bench, rankings, [parse_metric(n) for n in names])
     assert {n: r.tolist() for n, r in zip(names, rows)} == {
         "coverage@1": [1],  # only row 1's tie straddles K = 1
         "coverage@2": [],  # row 1's tie lies inside the top 2: the set is the same
         "coverage@3": [2],
-        "mrr@2": [1],
-        "mrr@4": [1, 2],
-        "recall@3": [2],
+        "group_mrr@2": [1],
+        "group_mrr@4": [1, 2],
+        "R@3": [2],
         "map": [1, 2],
     }
     assert ties.tie_groups((3.0, 3.0, 2.0, 1.0, 1.0, 1.0)) == [(0, 2), (3, 6)]

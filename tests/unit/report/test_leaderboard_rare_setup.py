@@ -101,11 +101,13 @@ def test_reproduction_rows_say_which_config_they_compare(board):
 
 def test_a_missing_metric_names_the_authors_config_to_rescore(board):
     board.references.append(
-        Reference("rare-authors-repo", "finance", "qwen3-8b", "Qwen3-8B", "m", "ndcg@10", 60.35)
+        Reference(
+            "rare-authors-repo", "finance", "qwen3-8b", "Qwen3-8B", "m", "group_ndcg@10", 60.35
+        )
     )
     t, fails = reproduction(board, ["finance"], Options())
     assert fails == 1
-    assert any("retriever=qwen3-8b-rare metrics.names=[ndcg@10]" in n for n in t.notes)
+    assert any("retriever=qwen3-8b-rare metrics.names=[group_ndcg@10]" in n for n in t.notes)
 
 
 def test_long_csv_gives_the_authors_setup_cell_its_published_number(board):

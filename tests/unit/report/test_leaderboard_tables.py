@@ -12,7 +12,7 @@ from tests.helpers.markdown import squeeze
 
 
 def _entry(corpus, retriever, cov, perf, hop=None, checksum="sha256:a", stale=False):
-    mean = {"coverage@10": cov, "perfrecall@10": perf, "ndcg@10": cov, "mrr@10": perf}
+    mean = {"coverage@10": cov, "perfrecall@10": perf, "group_ndcg@10": cov, "group_mrr@10": perf}
     doc = {"results": {"overall": {"n": 10, "mean": mean}}, "metrics": list(mean)}
     if hop:
         doc["results"]["hop"] = {

@@ -17,16 +17,21 @@ from tests.helpers.markdown import squeeze
 MEAN = {
     "coverage@10": 0.6465600775193798,
     "perfrecall@10": 0.4433139534883721,
-    "ndcg@10": 0.6182924563206226,
-    "mrr@10": 0.48637704005438835,
+    "group_ndcg@10": 0.6182924563206226,
+    "group_mrr@10": 0.48637704005438835,
 }
 TIES = {
     "coverage@10": [0.6458333333333334, 0.6465600775193798],
     "perfrecall@10": [0.4418604651162791, 0.4433139534883721],
-    "ndcg@10": [0.6180350432546898, 0.6182924563206226],
-    "mrr@10": [0.48630436563307496, 0.48637704005438835],
+    "group_ndcg@10": [0.6180350432546898, 0.6182924563206226],
+    "group_mrr@10": [0.48630436563307496, 0.48637704005438835],
 }
-PUBLISHED = {"coverage@10": 64.58, "perfrecall@10": 44.19, "ndcg@10": 61.80, "mrr@10": 48.63}
+PUBLISHED = {
+    "coverage@10": 64.58,
+    "perfrecall@10": 44.19,
+    "group_ndcg@10": 61.80,
+    "group_mrr@10": 48.63,
+}
 
 
 def _board(ties=TIES, stale=False) -> Board:
@@ -56,7 +61,7 @@ def test_tolerance_zero_fails_without_ties_and_passes_within_them():
     assert {m: v[6].text for m, v in rows.items()} == dict.fromkeys(PUBLISHED, "OK (ties)")
     assert fails == 0
     assert rows["coverage@10"][7].text == "64.58–64.66"
-    assert rows["ndcg@10"][7].text == "61.80–61.83"
+    assert rows["group_ndcg@10"][7].text == "61.80–61.83"
     assert any(n.startswith("Tie range:") for n in t.notes)
     # the same cell without tie ranges (written before them): four FAILs, range not recorded
     old, fails = reproduction(_board(ties=None), ["general-wiki"], strict)
@@ -90,12 +95,12 @@ def test_no_dependence_shows_a_dash_and_bad_ranges_are_ignored():
     t, _ = reproduction(_board(ties=flat), ["general-wiki"], Options())
     assert {v[7].text for v in _rows(t).values()} == {"-"}
     assert not any(n.startswith("Tie range:") for n in t.notes)
-    broken = _board(ties={"coverage@10": ["a", 1], "ndcg@10": [0.1], "mrr@10": None})
+    broken = _board(ties={"coverage@10": ["a", 1], "group_ndcg@10": [0.1], "group_mrr@10": None})
     entry = broken.cells["general-wiki"]["bm25"]
     assert tie_range(entry, "coverage@10") is None
-    assert tie_range(entry, "ndcg@10") is None
-    assert tie_range(entry, "mrr@10") is None
-    assert tie_range(_board().cells["general-wiki"]["bm25"], "mrr@10") == pytest.approx(
+    assert tie_range(entry, "group_ndcg@10") is None
+    assert tie_range(entry, "group_mrr@10") is None
+    assert tie_range(_board().cells["general-wiki"]["bm25"], "group_mrr@10") == pytest.approx(
         (48.630436563307496, 48.637704005438835)
     )
 

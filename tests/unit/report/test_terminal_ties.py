@@ -13,13 +13,17 @@ def _overall(counts, ranges):
 
 def test_line_names_the_means_that_depend_on_ties():
     overall = _overall(
-        {"coverage@10": 1, "ndcg@10": 1, "mrr@5": 0},
-        {"coverage@10": [0.645833, 0.64656], "ndcg@10": [0.61803, 0.61829], "mrr@5": [0.5, 0.5]},
+        {"coverage@10": 1, "group_ndcg@10": 1, "group_mrr@5": 0},
+        {
+            "coverage@10": [0.645833, 0.64656],
+            "group_ndcg@10": [0.61803, 0.61829],
+            "group_mrr@5": [0.5, 0.5],
+        },
     )
-    line = ties_line(overall, ["mrr@5", "coverage@10", "ndcg@10"])
+    line = ties_line(overall, ["group_mrr@5", "coverage@10", "group_ndcg@10"])
     assert line == (
         "ties: 1 query's value depends on tied scores; coverage@10 64.58–64.66, "
-        "ndcg@10 61.80–61.83 (metrics.json: ties)"
+        "group_ndcg@10 61.80–61.83 (metrics.json: ties)"
     )
     assert table({"overall": overall}, ["coverage@10"]).endswith(
         "ties: 1 query's value depends on tied scores; coverage@10 64.58–64.66 (metrics.json: ties)"
