@@ -98,3 +98,77 @@ def scan(flat, offsets, jcodes, jgrades, jstarts, cuts, level, width):  # pragma
             dcg_at[i, ci] = dcg
             ci += 1
     return rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel
+
+
+@njit(cache=True, nogil=True)
+def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points):  # pragma: no cover
+    """What trec_eval's own measures need beyond `scan`, per query (judgments as for scan):
+    relevant retrieved, bpref and the interpolated precision at each recall level in
+    `points`, by trec_eval 9.0.8's rules. A judged grade below 0 is in the pool but unjudged
+    (bpref skips it, as it skips documents nobody judged); 0 <= grade < level is judged
+    non-relevant. A recall level p stands for the first (int)(p * R + 0.9) relevant."""
+    n = offsets.shape[0] - 1
+    npts = points.shape[0]
+    rel_ret = np.zeros(n, np.int64)
+    bpref = np.zeros(n, np.float64)
+    iprec = np.zeros((n, npts), np.float64)
+    cuts = np.empty(npts, np.int64)
+    for i in range(n):
+        s, e = jstarts[i], jstarts[i + 1]
+        nr = 0
+        nn = 0
+        for t in range(s, e):
+            if jgrades[t] >= level:
+                nr += 1
+            elif jgrades[t] >= 0:
+                nn += 1
+        a = offsets[i]
+        m = offsets[i + 1] - a
+        rel = np.zeros(m, np.bool_)
+        nonrel_seen = 0
+        found = 0
+        pref = 0.0
+        for j in range(m):
+            c = flat[a + j]
+            lo, hi = s, e
+            while lo < hi:  # binary search among this query's few judged codes
+                mid = (lo + hi) // 2
+                if jcodes[mid] < c:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo >= e or jcodes[lo] != c or jgrades[lo] < 0:
+                continue  # nobody judged it, or judged below 0: outside bpref's pairs
+            if jgrades[lo] < level:
+                nonrel_seen += 1
+                continue
+            rel[j] = True
+            found += 1
+            if nonrel_seen > 0:
+                pref += 1.0 - min(nonrel_seen, nr) / min(nn, nr)
+            else:
+                pref += 1.0
+        rel_ret[i] = found
+        bpref[i] = pref / nr if nr else 0.0
+        for p in range(npts):
+            cuts[p] = np.int64(points[p] * nr + 0.9)
+        cur = npts - 1
+        while cur >= 0 and cuts[cur] > found:
+            cur -= 1
+        best = found / m if m else 0.0  # interpolated: the best precision from here down
+        left = found
+        j = m
+        while j > 0 and left > 0:
+            precision = left / j
+            if best < precision:
+                best = precision
+            if rel[j - 1]:
+                while cur >= 0 and left == cuts[cur]:
+                    iprec[i, cur] = best
+                    cur -= 1
+                left -= 1
+            j -= 1
+        while cur >= 0:
+            iprec[i, cur] = best
+            cur -= 1
+    return rel_ret, bpref, iprec

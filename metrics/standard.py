@@ -226,3 +226,35 @@ FORMULAS = {
     # 0/0 = NaN where a query has no positive grade
     "ndcg": lambda s, c, k: s.dcg_at[:, c] / s.idcg_at[:, c],
 }
+
+
+@dataclass(frozen=True)
+class TrecCounts:
+    """What trec_eval's own measures (metrics.trec_eval) read per query."""
+
+    num_ret: np.ndarray
+    num_rel: np.ndarray
+    num_rel_ret: np.ndarray
+    bpref: np.ndarray
+    iprec: np.ndarray  # queries x recall levels
+
+
+def trec_counts(
+    rankings: Sequence[Ranking | Sequence[str]],
+    judged: Judged,
+    level: int,
+    points: Sequence[float],
+) -> TrecCounts:
+    """Per query, as trec_eval computes them: documents retrieved, relevant, relevant
+    retrieved, bpref, and the interpolated precision at each recall level of `points`."""
+    from metrics._scan import scan_trec
+
+    n = len(rankings)
+    flat, offsets = flat_codes(rankings, judged)
+    jstarts = np.searchsorted(judged.rows, np.arange(n + 1))
+    jcodes = judged.keys - judged.rows * judged.stride
+    rel_ret, bpref, iprec = scan_trec(
+        flat, offsets, jcodes, judged.grades, jstarts, level, np.asarray(points, np.float64)
+    )
+    relevant = np.bincount(judged.rows[judged.grades >= level], minlength=n)
+    return TrecCounts(np.diff(offsets), relevant, rel_ret, bpref, iprec)

@@ -15,6 +15,7 @@ VERBS = {
     "diagnose": "harness.cli.diagnose",
     "compare": "harness.cli.compare",
     "leaderboard": "harness.cli.leaderboard",
+    "trec_eval": "harness.cli.trec_eval",
 }
 
 

@@ -4,7 +4,7 @@ the benchmark built from a corpus, query texts and those judgments."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +12,12 @@ from harness.core.errors import BenchmarkError
 from harness.core.frames import is_frame, qrels_text
 from harness.core.types import Benchmark, Chunk
 from harness.data.records import (
+    MAX_GRADE,
     QrelsCollector,
     _absent_judged,
     _absent_labelled,
     _beir_query,
+    grade_of,
     hash_part,
     text_of,
 )
@@ -93,6 +95,60 @@ def qrels_source(folder: Path | None, split: str, qrels: Any) -> tuple[str, str,
 _QRELS_LAYOUTS = {3: "'query-id corpus-id score' (BEIR)", 4: "'qid iter docid rel' (TREC qrels)"}
 
 
+def qrels_rows(path: str | Path, raw: bytes) -> Iterator[tuple[int, str, str, str]]:
+    """(line number, query id, chunk id, score text) of each judgment of a qrels file: BEIR's
+    3 fields (tab-separated, with its `query-id` header) or TREC's 4 (`qid iter docid rel`, any
+    white space, the iteration unused, as trec_eval reads them), one layout per file. Blank
+    lines and lines starting with `#` (trec_eval's comments) are skipped."""
+    width = 0  # fields per line: the first judgment's (3 after BEIR's header)
+    for line_no, line in enumerate(text_of(Path(path), raw).splitlines(), start=1):
+        tabs, spaces = line.split("\t"), line.split()
+        if not spaces or spaces[0].startswith("#"):
+            continue
+        if line_no == 1 and spaces[0] == "query-id":
+            width = 3
+            continue
+        # BEIR splits on tabs (an id may hold a space); TREC on any white space
+        beir = len(tabs) == 3 and (width == 3 or (not width and len(spaces) != 4))
+        parts = tabs if beir else spaces
+        width = width or len(parts)
+        if len(parts) != width or width not in _QRELS_LAYOUTS:
+            layout = (
+                " or ".join(_QRELS_LAYOUTS.values())
+                if width not in _QRELS_LAYOUTS
+                else f"{_QRELS_LAYOUTS[width]}, the layout of the file's first judgment"
+            )
+            raise BenchmarkError(f"{path}:{line_no}: expected {layout}, found {line!r}")
+        yield (line_no, *(parts if width == 3 else (parts[0], parts[2], parts[3])))
+
+
+def trec_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """A qrels file as trec_eval reads it (python -m harness.trec_eval): integer grades, each
+    (query, document) pair judged once."""
+    path = Path(path)
+    if not path.is_file():
+        raise BenchmarkError(f"qrels file not found: {path}")
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for line_no, qid, cid, grade_text in qrels_rows(path, path.read_bytes()):
+        grade = grade_of(grade_text)
+        if grade is None or not -MAX_GRADE <= grade <= MAX_GRADE:
+            raise BenchmarkError(
+                f"{path}:{line_no}: relevance '{grade_text}' is not an integer grade "
+                f"(|grade| <= {MAX_GRADE:,}, as trec_eval reads them)"
+            )
+        if (qid, cid) in first:
+            raise BenchmarkError(
+                f"{path}:{line_no}: {qid} {cid} is judged twice (line {first[qid, cid]}); "
+                "keep one judgment per pair, as trec_eval requires"
+            )
+        first[qid, cid] = line_no
+        qrels.setdefault(qid, {})[cid] = grade
+    if not qrels:
+        raise BenchmarkError(f"{path}: no judgments; expected lines 'qid iter docid rel'")
+    return qrels
+
+
 def _beir_qrels(
     source: tuple[str, str, bytes],
     digest: Any,
@@ -107,24 +163,7 @@ def _beir_qrels(
     path, label, raw = source
     hash_part(digest, label, raw)
     judgments = QrelsCollector()
-    width = 0  # fields per line: the first judgment's
-    for line_no, line in enumerate(text_of(Path(path), raw).splitlines(), start=1):
-        parts = line.split("\t") if "\t" in line else line.split()
-        if len(parts) != 3:  # TREC qrels: fields split by any white space, as trec_eval reads
-            parts = line.split()
-        if not parts or not line.strip():
-            continue
-        if line_no == 1 and parts[0] == "query-id":
-            continue
-        width = width or len(parts)
-        if len(parts) != width or width not in _QRELS_LAYOUTS:
-            layout = (
-                " or ".join(_QRELS_LAYOUTS.values())
-                if width not in _QRELS_LAYOUTS
-                else f"{_QRELS_LAYOUTS[width]}, the layout of the file's first judgment"
-            )
-            raise BenchmarkError(f"{path}:{line_no}: expected {layout}, found {line!r}")
-        qid, cid, grade_text = parts if width == 3 else (parts[0], parts[2], parts[3])
+    for line_no, qid, cid, grade_text in qrels_rows(path, raw):
         if qid not in texts:
             raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
         judgments.add(f"{path}:{line_no}", f"line {line_no}", qid, cid, grade_text)

@@ -1,0 +1,92 @@
+"""`python -m harness.trec_eval` (and `harness trec_eval`): trec_eval's command line for the
+measures metrics.trec_eval computes, printing what trec_eval prints. Files are read as
+trec_eval reads them: white space between fields, `#` comment lines, fields after a run
+line's tag ignored; a document listed twice for one query in the run or the qrels is an
+error, as it is there."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.cli.common import ArgumentParser, frozen_heap, guarded, notes_to_stderr
+from harness.core.errors import HarnessError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(
+        prog="python -m harness.trec_eval",
+        description="Evaluate a TREC run against TREC qrels as trec_eval 9.0.8 does, with the "
+        "same output (measure, query, value); without -m, trec_eval's official measures.",
+        epilog="Example: python -m harness.trec_eval -q -m ndcg_cut.10 -m map qrels.txt run.trec",
+    )
+    p.add_argument("-q", action="store_true", help="also print each query's values")
+    p.add_argument(
+        "-c",
+        action="store_true",
+        help="average over every query of the qrels (those the run lacks count 0)",
+    )
+    p.add_argument("-n", action="store_true", help="no summary (the 'all' lines)")
+    p.add_argument("-M", type=int, metavar="N", help="read at most N documents per query")
+    p.add_argument("-l", type=int, default=1, metavar="N", help="lowest relevant grade (1)")
+    p.add_argument(
+        "-m",
+        action="append",
+        default=[],
+        metavar="MEASURE",
+        help="a measure, with parameters as trec_eval takes them (P.5,10); repeatable; "
+        "'official' is the default set",
+    )
+    p.add_argument("qrels", type=Path, help="TREC qrels: qid iter docno rel")
+    p.add_argument("run", type=Path, help="TREC run: qid Q0 docno rank score tag")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    notes_to_stderr()
+    with frozen_heap():
+        return guarded(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from harness.core.run import Run
+    from harness.data.beir import trec_qrels
+    from metrics import trec_eval
+
+    args = _parser().parse_args(argv)
+    if args.l < 1:
+        raise HarnessError(f"-l must be a grade of 1 or more, got {args.l}")
+    if args.M is not None and args.M < 1:
+        raise HarnessError(f"-M must be a positive number of documents, got {args.M}")
+    asked = trec_eval.requested(args.m)
+    qrels = trec_qrels(args.qrels)
+    if not args.run.is_file():
+        raise HarnessError(f"run file not found: {args.run}")
+    run = Run.from_trec(args.run)
+    report = trec_eval.evaluate(
+        qrels,
+        run,
+        asked,
+        runid=_runid(args.run),
+        level=args.l,
+        complete=args.c,
+        max_ret=args.M,
+    )
+    sys.stdout.write(report.lines(queries=args.q, summary=not args.n))
+    return 0
+
+
+def _runid(path: Path) -> str:
+    """The tag of the run file's last line, which trec_eval reports as its runid."""
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - (1 << 16)))
+        tail = f.read().decode("utf-8", "replace").splitlines()
+    for line in reversed(tail):
+        fields = line.split()
+        if len(fields) >= 6 and not fields[0].startswith("#"):
+            return fields[5]
+    return ""

@@ -1,0 +1,233 @@
+"""trec_eval's measures as the trec_eval program computes, averages and prints them (version
+9.0.8, the one pytrec_eval bundles): which measures, their default parameters, one run scored
+against qrels, and the output lines. harness.cli.trec_eval reads the files and the flags.
+
+Per query the values come from the standard kernels (metrics.standard), with trec_eval's
+rules: the queries are those in both the run and the qrels, in qid order; a query with no
+relevant document scores 0 (where the harness's own tables leave it out); -c divides by every
+query of the qrels, the missing ones counting 0; -M cuts each ranking after ordering it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.run import Run
+from metrics import standard
+
+CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cut-offs
+RECALL_POINTS = tuple(i / 10 for i in range(11))
+MIN_GEO_MEAN = 1e-5  # gm_map's floor for a query's AP, as trec_eval's
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    kind: str  # "long": summed over queries; "double": averaged; "gm": geometric mean; "runid"
+    params: tuple = ()  # default cut-offs (recall points for iprec_at_recall); () for none
+    per_query: bool = True  # printed for each query with -q
+
+
+# The measures this program computes, in trec_eval's order (the order it prints them in).
+MEASURES = {
+    m.name: m
+    for m in (
+        Measure("runid", "runid", per_query=False),
+        Measure("num_q", "long", per_query=False),
+        Measure("num_ret", "long"),
+        Measure("num_rel", "long"),
+        Measure("num_rel_ret", "long"),
+        Measure("map", "double"),
+        Measure("gm_map", "gm", per_query=False),
+        Measure("Rprec", "double"),
+        Measure("bpref", "double"),
+        Measure("recip_rank", "double"),
+        Measure("iprec_at_recall", "double", RECALL_POINTS),
+        Measure("P", "double", CUTS),
+        Measure("recall", "double", CUTS),
+        Measure("ndcg", "double"),
+        Measure("ndcg_cut", "double", CUTS),
+        Measure("map_cut", "double", CUTS),
+        Measure("success", "double", (1, 5, 10)),
+    )
+}
+OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec")
+OFFICIAL += ("bpref", "recip_rank", "iprec_at_recall", "P")
+# trec_eval's all_trec measures this program does not compute
+NOT_HERE = (
+    "relstring unj rbp rbp_resid infAP gm_bpref utility 11pt_avg relative_P Rprec_mult ndcg_rel "
+    "Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
+).split()
+# measure -> (family of metrics.standard, whether it is taken at each cut-off)
+_STANDARD = {
+    "map": ("map", False),
+    "Rprec": ("Rprec", False),
+    "recip_rank": ("recip_rank", False),
+    "ndcg": ("ndcg", False),
+    "P": ("P", True),
+    "recall": ("recall", True),
+    "ndcg_cut": ("ndcg", True),
+    "map_cut": ("map", True),
+    "success": ("success", True),
+}
+
+
+def requested(specs: Sequence[str]) -> dict[str, tuple]:
+    """The -m arguments as {measure: parameters}, in trec_eval's order: 'official' (also
+    what no -m means), a measure ('ndcg_cut'), or one with its parameters ('P.5,10',
+    'iprec_at_recall.0.25,0.5'). A measure named twice takes the last parameters given."""
+    asked: dict[str, tuple] = {}
+    for spec in specs or ["official"]:
+        name, _, params = spec.partition(".")
+        if name == "official":
+            asked.update({m: MEASURES[m].params for m in OFFICIAL})
+            continue
+        if name == "all_trec" or name in NOT_HERE or name not in MEASURES:
+            missing = "all_trec's " + ", ".join(NOT_HERE) if name == "all_trec" else f"'{name}'"
+            raise ConfigError(
+                f"-m {spec}: {missing} not computed here; measures: official, {', '.join(MEASURES)}"
+            )
+        asked[name] = _params(spec, MEASURES[name], params) if params else MEASURES[name].params
+    return {m: asked[m] for m in MEASURES if m in asked}
+
+
+def _params(spec: str, measure: Measure, text: str) -> tuple:
+    """Cut-offs (or recall points) from 'P.5,10', sorted and without repeats."""
+    if not measure.params:
+        raise ConfigError(f"-m {spec}: {measure.name} takes no parameters here")
+    points = measure.name == "iprec_at_recall"
+    out = set()
+    for part in text.split(","):
+        try:
+            value = float(part) if points else int(part)
+        except ValueError:
+            value = None
+        ok = value is not None and (0 <= value <= 1 if points else value > 0)
+        if not ok:
+            want = "recall levels between 0 and 1" if points else "positive integer cut-offs"
+            raise ConfigError(f"-m {spec}: '{part}' is not one of {want}, e.g. P.5,10")
+        out.add(value)
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class Report:
+    """trec_eval's output: per-query lines (measure, qid, value, whether it is a count) and
+    the summary lines over all queries, each in trec_eval's order."""
+
+    per_query: list[tuple[str, str, float, bool]]
+    summary: list[tuple[str, str | float, bool]]
+
+    def lines(self, queries: bool = False, summary: bool = True) -> str:
+        """The text trec_eval prints: -q adds the per-query lines, -n drops the summary."""
+        rows = [(m, q, v, c) for m, q, v, c in self.per_query] if queries else []
+        if summary:
+            rows += [(m, "all", v, c) for m, v, c in self.summary]
+        return "".join(_line(*row) for row in rows)
+
+
+def _line(name: str, qid: str, value, count: bool) -> str:
+    if isinstance(value, str):  # runid
+        return f"{name:<22}\t{qid}\t{value}\n"
+    return f"{name:<22}\t{qid}\t{int(value) if count else format(value, '6.4f')}\n"
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Run,
+    asked: Mapping[str, tuple],
+    *,
+    runid: str = "",
+    level: int = 1,
+    complete: bool = False,
+    max_ret: int | None = None,
+) -> Report:
+    """Score `run` against `qrels` as trec_eval does with -l level (-c: complete, -M max_ret)."""
+    have = set(run.query_ids())
+    qids = sorted(q for q in qrels if q in have)  # byte order: strcmp on UTF-8
+    if not qids:
+        raise HarnessError(
+            "no query has both results and judgments; check that the run and the qrels use "
+            "the same query ids"
+        )
+    if max_ret is not None:
+        run = run.cut(max_ret)
+    rankings = [run[q] for q in qids]
+    judged = standard.prepare([qrels[q] for q in qids])
+    values = _values(rankings, judged, asked, level)
+    n = len(qrels) if complete else len(qids)
+    per_query: list[tuple[str, str, float, bool]] = []
+    for i, q in enumerate(qids):
+        for name, series in values.items():
+            if MEASURES[name.split("@")[0]].per_query:
+                per_query.append((_printed(name), q, float(series[i]), _is_count(name)))
+    summary: list[tuple[str, str | float, bool]] = []
+    for name, series in values.items():
+        measure = name.split("@")[0]
+        kind = MEASURES[measure].kind
+        if kind == "long":
+            total = float(series.sum())
+            if measure == "num_rel" and complete:  # trec_eval: every judgment above 0
+                total = float(sum(g > 0 for j in qrels.values() for g in j.values()))
+            summary.append((name, total, True))
+        elif kind == "gm":
+            logs = np.log(np.maximum(series, MIN_GEO_MEAN))
+            missing = (n - len(qids)) * math.log(MIN_GEO_MEAN)
+            summary.append((name, math.exp((math.fsum(logs.tolist()) + missing) / n), False))
+        else:
+            summary.append((_printed(name), math.fsum(series.tolist()) / n, False))
+    head: list[tuple[str, str | float, bool]] = []
+    if "runid" in asked:
+        head.append(("runid", runid, False))
+    if "num_q" in asked:
+        head.append(("num_q", float(n), True))
+    return Report(per_query, head + summary)
+
+
+def _printed(name: str) -> str:
+    """'P@10' -> 'P_10', 'iprec_at_recall@0.5' -> 'iprec_at_recall_0.50'."""
+    measure, at, param = name.partition("@")
+    if not at:
+        return measure
+    return f"{measure}_{float(param):.2f}" if measure == "iprec_at_recall" else f"{measure}_{param}"
+
+
+def _is_count(name: str) -> bool:
+    return MEASURES[name.split("@")[0]].kind == "long"
+
+
+def _values(rankings, judged, asked: Mapping[str, tuple], level: int) -> dict[str, np.ndarray]:
+    """'measure' or 'measure@param' -> per-query values (NaN made 0, as trec_eval scores a
+    query without a relevant document), in trec_eval's order."""
+    wanted = [("map", None)] if "gm_map" in asked else []
+    for name, params in asked.items():
+        if name in _STANDARD:
+            family, cut = _STANDARD[name]
+            wanted += [(family, k) for k in params] if cut else [(family, None)]
+    computed = standard.evaluate(rankings, judged, wanted, level=level) if wanted else {}
+    counts = None
+    if {"num_ret", "num_rel", "num_rel_ret", "bpref", "iprec_at_recall"} & set(asked):
+        points = asked.get("iprec_at_recall", RECALL_POINTS)
+        counts = standard.trec_counts(rankings, judged, level, points)
+    out: dict[str, np.ndarray] = {}
+    for name, params in asked.items():
+        if name in ("runid", "num_q"):
+            continue
+        if name in _STANDARD:
+            family, cut = _STANDARD[name]
+            for k in params if cut else (None,):
+                key = name if k is None else f"{name}@{k}"
+                out[key] = np.nan_to_num(computed[(family, k)], nan=0.0)
+        elif name == "gm_map":  # AP per query; averaged as a geometric mean
+            out[name] = np.nan_to_num(computed[("map", None)], nan=0.0)
+        elif name == "iprec_at_recall":
+            for c, p in enumerate(params):
+                out[f"{name}@{p}"] = counts.iprec[:, c]
+        else:
+            out[name] = getattr(counts, name).astype(np.float64)
+    return out
