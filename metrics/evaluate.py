@@ -33,6 +33,8 @@ def per_query(
     run: Run,
     metrics: Sequence[Metric],
     given: Mapping[str, np.ndarray] | None = None,
+    *,
+    no_relevant: str = "skip",
 ) -> dict[str, np.ndarray]:
     """Metric name -> values in benchmark query order.
 
@@ -41,6 +43,9 @@ def per_query(
     metric counts as relevant the grades >= its own level (`Metric.level`); the corpus
     families read the chunks' text and dates (metrics.answers). Utility metrics need models:
     their values come computed in `given` (harness.utility), one per query.
+    A judged query without a relevant document (without a positive grade, for nDCG) is NaN
+    for the standard metrics, or 0 with no_relevant="zero" (trec_eval's and ir_measures'
+    rule); a query nobody judged stays NaN either way.
     """
     queries = benchmark.queries
     grouped = [m for m in metrics if m.family.kind == "group"]
@@ -66,6 +71,11 @@ def per_query(
                 rankings, judged, [(m.family.name, m.k) for m in at_level], level=level
             )
             values.update({m.name: computed[(m.family.name, m.k)] for m in at_level})
+        if no_relevant == "zero":
+            judged_queries = np.fromiter((bool(q.judgments) for q in queries), bool, len(queries))
+            for m in batch:
+                v = values[m.name]
+                v[np.isnan(v) & judged_queries] = 0.0
     corpus = [m for m in metrics if m.family.kind == "corpus"]
     if corpus:  # answers in the chunks' text, outdated chunks (metrics.answers)
         values.update(answers.evaluate(benchmark, [run[q.query_id] for q in queries], corpus))

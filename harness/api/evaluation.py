@@ -25,6 +25,7 @@ def evaluate(
     name: str | None = None,
     depth: int | None = None,
     relevance_level: int | None = None,
+    no_relevant: str | None = None,
     bootstrap: int | None = None,
     confidence: float | None = None,
     seed: int | None = None,
@@ -42,7 +43,9 @@ def evaluate(
     The settings are the config's (harness.core.confs.HarnessConf; None: its default, as
     `python -m harness` has it): `metrics` (metrics.names, or a metrics config: `"rare"`,
     `"standard"`, `"all"`; default RARE's four) at `k` (metrics.k, default [5, 10]),
-    `relevance_level`, `depth` (retrieval.depth; None: a run is scored whole, as trec_eval
+    `relevance_level`, `no_relevant` (`"zero"`: a judged query without a relevant document
+    scores 0 on the standard metrics, as in trec_eval and ir_measures; default `"skip"`: it
+    is left out of their means), `depth` (retrieval.depth; None: a run is scored whole, as trec_eval
     reads every line, and a retriever retrieves 100), `bootstrap`, `confidence`, `seed`
     (stats.*), `min_queries`, `permutations`, `fields` (strata.*), `unknown_ids`
     (run.unknown_ids), `relevance` (the `relevance` section's settings that differ, merged
@@ -69,6 +72,7 @@ def evaluate(
         "names": names,
         "k": ks,
         "relevance_level": relevance_level,
+        "no_relevant": no_relevant,
         # until the run is known (names are checked before retrieval); 0 is refused there
         "depth": 2**62 if depth is None else depth,
         "bootstrap": bootstrap,

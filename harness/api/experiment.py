@@ -30,6 +30,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     bootstrap: int = 0,
     relevance: Mapping[str, Any] | None = None,
     unknown_ids: str | None = None,
+    no_relevant: str | None = None,
     utility: Mapping[str, Any] | None = None,
     generator: Any = None,
     nli: Any = None,
@@ -42,8 +43,9 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     the counts are integers and `sig` a boolean, <NA> in the baseline's row. `depth`: as in
     harness.evaluate (a run is scored whole, a retriever retrieves 100).
     "Better" reads each metric's direction (a lower outdated@K or answer_rank is better).
-    `relevance`, `unknown_ids` and the utility settings (`utility`, `generator`, `nli`: ΔSePer,
-    docs/utility.md) are passed to harness.evaluate for every system."""
+    `relevance`, `unknown_ids`, `no_relevant` and the utility settings (`utility`,
+    `generator`, `nli`: ΔSePer, docs/utility.md) are passed to harness.evaluate for every
+    system."""
     import pandas as pd
 
     from harness.api.evaluation import evaluate
@@ -75,6 +77,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
             bootstrap=bootstrap,
             relevance=relevance,
             unknown_ids=unknown_ids,
+            no_relevant=no_relevant,
             utility=utility,
             generator=generator,
             nli=nli,

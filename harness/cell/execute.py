@@ -137,7 +137,7 @@ def score(
     objects, unless `carried` holds their stored per-query values."""
     metrics = plan.metrics if metrics is None else metrics
     given, counts = _utility_values(bench, run, metrics, plan.utility, models, carried or {})
-    values = per_query(bench, run, metrics, given)
+    values = per_query(bench, run, metrics, given, no_relevant=plan.no_relevant)
     strata = stratify(bench, plan.fields)
     if doc is not None:
         strata.update(semantic_report.labels(bench, doc))
@@ -425,6 +425,7 @@ def _against_stored(stored: Evaluation, plan: CellPlan, bench, doc, strata_path,
         and stored.record.get("display_name") == label["display_name"]
         and _stored_spec(config) == plan.strata.as_config()
         and _stored_reading(config) == _reading(plan)
+        and (config.get("metrics") or {}).get("no_relevant", "skip") == plan.no_relevant
         and _utility_same(config, plan)
     )
     if doc is None:

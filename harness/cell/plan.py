@@ -40,6 +40,7 @@ class CellPlan:
     corpus: Mapping[str, Any]
     metrics: tuple[Metric, ...]
     relevance_level: int
+    no_relevant: str  # "skip" | "zero": a judged query without a relevant document
     depth: int
     bootstrap: BootstrapSpec | None
     results_dir: Path
@@ -70,6 +71,13 @@ class CellPlan:
         if isinstance(level, bool) or not isinstance(level, int) or level < 1:
             raise ConfigError(f"metrics.relevance_level must be an integer >= 1, got {level!r}")
         metrics = metrics_for(config["metrics"]["names"], config["metrics"]["k"], depth, level)
+        no_relevant = config["metrics"].get("no_relevant", "skip")
+        if no_relevant not in NO_RELEVANT:
+            raise ConfigError(
+                f"metrics.no_relevant is {no_relevant!r}; valid: skip (a judged query without a "
+                "relevant document is left out of the means, the default), zero (it scores 0, "
+                "as trec_eval and ir_measures count it)"
+            )
         run = config.get("run") or {}
         if not isinstance(run, Mapping):
             raise ConfigError(f"run must be a section (run.unknown_ids=keep|drop), got {run!r}")
@@ -94,6 +102,7 @@ class CellPlan:
             corpus=config["corpus"],
             metrics=tuple(metrics),
             relevance_level=level,
+            no_relevant=no_relevant,
             depth=depth,
             bootstrap=bootstrap_spec(config.get("stats") or {}),
             results_dir=Path(config["results"]["dir"]).expanduser(),
@@ -146,11 +155,13 @@ class CellPlan:
         return [m.name for m in self.metrics]
 
 
+NO_RELEVANT = ("skip", "zero")
 # harness.evaluate's keywords that set a config key: keyword -> (section, key)
 API_KEYS = {
     "names": ("metrics", "names"),
     "k": ("metrics", "k"),
     "relevance_level": ("metrics", "relevance_level"),
+    "no_relevant": ("metrics", "no_relevant"),
     "depth": ("retrieval", "depth"),
     "bootstrap": ("stats", "bootstrap"),
     "confidence": ("stats", "confidence"),

@@ -55,6 +55,9 @@ class MetricsConf:
     )
     k: list[int] = field(default_factory=lambda: [5, 10])
     relevance_level: int = 1
+    # a judged query without a relevant document: skip (left out of the standard metrics'
+    # means) | zero (scores 0, as trec_eval and ir_measures count it); docs/metrics.md
+    no_relevant: str = "skip"
 
 
 @dataclass

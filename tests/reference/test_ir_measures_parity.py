@@ -52,3 +52,30 @@ def test_ir_measures_names_give_ir_measures_values(general_wiki):
     assert round(ev.means.loc["overall", "nDCG@10"], 4) != round(
         group.means.loc["overall", "group_ndcg@10"], 4
     )
+
+
+def test_a_level_above_every_grade_scores_zero_as_ir_measures_with_no_relevant_zero(general_wiki):
+    """RedQA's grades are all 1: at rel=2 no query has a relevant chunk. ir_measures (and
+    trec_eval) score such a query 0; the harness leaves it out unless no_relevant="zero"."""
+    bench = harness.load_benchmark(str(general_wiki))
+    names = ["P(rel=2)@10", "AP(rel=2)", "nDCG@10", "RR(rel=2)@10"]
+    run = harness.evaluate(bench, "bm25", metrics=["coverage@10"], bootstrap=0).run
+    skip = harness.evaluate(bench, run, metrics=names, bootstrap=0)
+    zero = harness.evaluate(bench, run, metrics=names, bootstrap=0, no_relevant="zero")
+    assert skip.means.loc["overall", "P(rel=2)@10"] != skip.means.loc["overall", "P(rel=2)@10"]
+    qrels = [
+        ir_measures.Qrel(q.query_id, doc, grade)
+        for q in bench.queries
+        for doc, grade in q.judgments.items()
+    ]
+    scored = [
+        ir_measures.ScoredDoc(qid, doc, score)
+        for qid in run.query_ids()
+        for doc, score in zip(run[qid].ids, run[qid].scores)
+    ]
+    ref = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, scored)
+    for name in names:
+        assert zero.means.loc["overall", name] == pytest.approx(
+            ref[ir_measures.parse_measure(name)]
+        )
+    assert zero.means.loc["overall", "nDCG@10"] == skip.means.loc["overall", "nDCG@10"]

@@ -87,3 +87,21 @@ def test_an_up_to_date_beir_cell_is_shown_without_loading(tmp_path, monkeypatch)
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\n")
     with pytest.raises(_Loaded):  # other judgments: the ordinary road
         execute.run_cell(cfg)
+
+
+def test_another_no_relevant_rescores_the_stored_run(tmp_path):
+    """metrics.no_relevant changes values under the same names: the stored cell is scored
+    again (its run, no retrieval), never shown as it was; a bad value is one error."""
+    from harness.core.errors import ConfigError
+
+    base = ["metrics=standard", "metrics.relevance_level=2"]
+    first = execute.run_cell(_config(tmp_path, *base))
+    assert first.aggregated["overall"]["mean"]["P(rel=2)@10"] is None  # RedQA: grade 1 only
+    again = execute.run_cell(_config(tmp_path, *base, "metrics.no_relevant=zero"))
+    assert not again.skipped
+    assert any("scored its stored ranked list" in n for n in again.notes)
+    assert again.aggregated["overall"]["mean"]["P(rel=2)@10"] == 0.0
+    shown = execute.run_cell(_config(tmp_path, *base, "metrics.no_relevant=zero"))
+    assert shown.skipped
+    with pytest.raises(ConfigError, match="metrics.no_relevant is 'sometimes'; valid: skip"):
+        execute.run_cell(_config(tmp_path, *base, "metrics.no_relevant=sometimes"))

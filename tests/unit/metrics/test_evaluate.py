@@ -59,3 +59,30 @@ def test_codes_in_another_corpus_order_are_refused():
         per_query(bench, run, metrics_for(["recall"], [1], depth=10))
     good = Run("r", {"q": Ranking(("a", "b"), (2.0, 1.0), np.array([0, 1]))}, depth=10)
     assert per_query(bench, good, metrics_for(["recall"], [1], depth=10))["R@1"][0] == 1.0
+
+
+def test_a_judged_query_without_a_relevant_chunk_is_left_out_or_scores_zero():
+    """no_relevant: "skip" leaves it out of the standard metrics' means (NaN), "zero" counts
+    it 0 as trec_eval and ir_measures do; a query nobody judged stays NaN either way, and the
+    group metrics do not change."""
+    corpus = {c: Chunk(c, c) for c in "abcd"}
+    queries = (
+        Query("q1", "x", (frozenset("a"),), qrels={"a": 1, "b": 0}),
+        Query("q2", "x", (), qrels={"b": 0, "c": -1}),  # judged, nothing relevant
+        Query("q3", "x", ()),  # judged by nobody
+        Query("q4", "x", (frozenset("d"),), qrels={"d": 1}),  # relevant at 1, not at 2
+    )
+    bench = Benchmark("t", corpus, queries, "sha256:0", "mem")
+    run = Run.from_scores("r", {q.query_id: [("a", 2), ("b", 1)] for q in queries}, 10)
+    metrics = metrics_for(["P@2", "nDCG@2", "AP", "coverage@2"], [2], depth=10, level=1)
+    metrics += metrics_for(["P(rel=2)@2"], [2], depth=10)
+    skip = per_query(bench, run, metrics)
+    zero = per_query(bench, run, metrics, no_relevant="zero")
+    assert np.isnan(skip["P@2"][[1, 2]]).all() and zero["P@2"][1] == 0.0
+    assert np.isnan(zero["P@2"][2]) and np.isnan(zero["nDCG@2"][2]) and np.isnan(zero["AP"][2])
+    assert zero["nDCG@2"][1] == 0.0 and zero["AP"][1] == 0.0
+    assert np.isnan(skip["P(rel=2)@2"]).sum() == 4
+    assert zero["P(rel=2)@2"].tolist()[:2] == [0.0, 0.0] and zero["P(rel=2)@2"][3] == 0.0
+    for name in ("P@2", "nDCG@2", "AP"):  # a query with a relevant chunk: the same value
+        assert zero[name][0] == skip[name][0] and zero[name][3] == skip[name][3]
+    assert np.array_equal(zero["coverage@2"], skip["coverage@2"], equal_nan=True)
