@@ -145,6 +145,27 @@ _TREC_CUT = {
 # nDCG and RR, the RARE paper prints its group metrics as NDCG@10 and MRR.
 _AMBIGUOUS = {"ndcg": ("nDCG", "group_ndcg"), "mrr": ("RR", "group_mrr")}
 
+# Measures of ir_measures and trec_eval the harness does not compute as metrics (lower case
+# -> what it is): named as such, not answered with a did-you-mean to another measure
+ELSEWHERE = {
+    "err": "ir_measures' ERR (expected reciprocal rank)",
+    "judged": "ir_measures' Judged (the share of judged documents)",
+    "infap": "infAP (ir_measures', trec_eval's)",
+    "bpref": "bpref (ir_measures' Bpref, trec_eval's bpref)",
+    "numq": "ir_measures' NumQ (trec_eval's num_q)",
+    "numret": "ir_measures' NumRet (trec_eval's num_ret)",
+    "numrel": "ir_measures' NumRel (trec_eval's num_rel)",
+    "numrelret": "ir_measures' NumRelRet (trec_eval's num_rel_ret)",
+    "num_q": "trec_eval's num_q",
+    "num_ret": "trec_eval's num_ret",
+    "num_rel": "trec_eval's num_rel",
+    "num_rel_ret": "trec_eval's num_rel_ret",
+    "gm_map": "trec_eval's gm_map (a geometric mean of AP)",
+    "iprec": "ir_measures' IPrec (trec_eval's iprec_at_recall)",
+    "iprec_at_recall": "trec_eval's iprec_at_recall",
+    "setp": "ir_measures' SetP (trec_eval's set_P)",
+    "alpha_ndcg": "ir_measures' alpha_nDCG",
+}
 _NAME = re.compile(r"^([A-Za-z][A-Za-z_\-]*?)(?:[._](\d+))?(?:\(([^()]*)\))?(?:@(-?\d+))?$")
 
 
@@ -154,11 +175,29 @@ def parse_metric(text: str, level: int = 1) -> Metric:
     ('coverage@10'); did-you-mean on typos. A binary metric is taken at `level` unless the
     name says its own ('P(rel=2)@10'). A family that needs a cut-off must be given one."""
     metric, bare = _parse(text, level)
-    if bare and metric.family.cut == "required":
+    if bare:  # a family taken at each K of metrics.k: not one metric
         raise ConfigError(
             f"metric '{text}' needs a cut-off: write it as name@k, e.g. {metric.family.label}@10"
         )
     return metric
+
+
+def expand(text: str, available: Sequence[str]) -> list[str]:
+    """The names in `available` that `text` stands for: the one metric it names, or for a
+    family written without a cut-off that metrics.names takes at each K ('ndcg_cut', 'P'),
+    every K of it there. Refuses a name with two readings; [] when nothing matches."""
+    metric, bare = _parse(text, 1)
+    if not bare:
+        return [n for n in available if n == metric.name]
+    out = []
+    for name in available:
+        try:
+            m = parse_metric(name)
+        except ConfigError:
+            continue
+        if m.family == metric.family and m.k is not None and m.level == metric.level:
+            out.append(name)
+    return out
 
 
 def _parse(text: str, level: int) -> tuple[Metric, bool]:
@@ -175,6 +214,13 @@ def _parse(text: str, level: int) -> tuple[Metric, bool]:
         at, reading = trec_k, "each"
     else:
         found = _lookup(base, "" if at is None else f"@{at}")
+        elsewhere = ELSEWHERE.get(base.lower())
+        if found is None and elsewhere:
+            raise ConfigError(
+                f"metric '{text}' is {elsewhere}, which this harness does not compute as a "
+                "metric; python -m harness.trec_eval prints trec_eval's bpref, gm_map, "
+                "iprec_at_recall and counts"
+            )
         if found is None:
             raise _unknown(text, base)
         family, reading = found
@@ -197,10 +243,13 @@ def _lookup(base: str, cut: str = "") -> tuple[str, str] | None:
     readings = _AMBIGUOUS.get(base.lower())
     if readings is not None:
         standard_one, group_one = readings
+        if cut:
+            group_reading = f"{group_one}{cut} (RARE's redundancy-aware group metric)"
+        else:
+            group_reading = f"{group_one} (RARE's redundancy-aware group metric at each K)"
         raise AmbiguousMetric(
             f"metric '{base}{cut}' could mean two things: {standard_one}{cut} (trec_eval's, "
-            f"as ir_measures, ranx and BEIR read it) or {group_one}{cut or '@10'} (RARE's "
-            f"redundancy-aware group metric); write the one you mean"
+            f"as ir_measures, ranx and BEIR read it) or {group_reading}; write the one you mean"
         )
     return _FOLDED.get(base.lower())
 

@@ -89,8 +89,11 @@ def requested(specs: Sequence[str]) -> dict[str, tuple]:
             continue
         if name == "all_trec" or name in NOT_HERE or name not in MEASURES:
             missing = "all_trec's " + ", ".join(NOT_HERE) if name == "all_trec" else f"'{name}'"
+            family, _, cut = name.rpartition("_")
+            hint = f" (write {family}.{cut})" if family in MEASURES and cut.isdigit() else ""
             raise ConfigError(
-                f"-m {spec}: {missing} not computed here; measures: official, {', '.join(MEASURES)}"
+                f"-m {spec}: {missing} not computed here{hint}; measures: official, "
+                f"{', '.join(MEASURES)}"
             )
         asked[name] = _params(spec, MEASURES[name], params) if params else MEASURES[name].params
     return {m: asked[m] for m in MEASURES if m in asked}
@@ -109,8 +112,8 @@ def _params(spec: str, measure: Measure, text: str) -> tuple:
             value = None
         ok = value is not None and (0 <= value <= 1 if points else value > 0)
         if not ok:
-            want = "recall levels between 0 and 1" if points else "positive integer cut-offs"
-            raise ConfigError(f"-m {spec}: '{part}' is not one of {want}, e.g. P.5,10")
+            want = "a recall level between 0 and 1" if points else "a positive whole number"
+            raise ConfigError(f"-m {spec}: '{part}' is not {want}, e.g. P.5,10")
         out.add(value)
     return tuple(sorted(out))
 

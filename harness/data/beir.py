@@ -112,7 +112,7 @@ def qrels_rows(path: str | Path, raw: bytes) -> Iterator[tuple[int, str, str, st
         beir = len(tabs) == 3 and (width == 3 or (not width and len(spaces) != 4))
         parts = tabs if beir else spaces
         width = width or len(parts)
-        if len(parts) != width or width not in _QRELS_LAYOUTS:
+        if len(parts) != width or width not in _QRELS_LAYOUTS or (width == 3) != beir:
             layout = (
                 " or ".join(_QRELS_LAYOUTS.values())
                 if width not in _QRELS_LAYOUTS

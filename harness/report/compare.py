@@ -103,24 +103,25 @@ def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) ->
         if not shared:
             raise HarnessError("the results share no metric; score them with one metric set")
         return shared
-    from metrics.registry import AmbiguousMetric, parse_metric
+    from metrics.registry import AmbiguousMetric, expand, parse_metric
 
     out = []
     for name in wanted:
-        try:  # the name as results print it: ndcg_cut_10 is nDCG@10; ndcg@10 has two readings
-            key = parse_metric(name).name
+        try:  # as metrics.names reads it: ndcg_cut_10 is nDCG@10, ndcg_cut every nDCG@K
+            keys = expand(name, shared)
+            key = keys[0] if len(keys) == 1 else parse_metric(name).name
         except AmbiguousMetric:
             raise
         except ConfigError:
-            key = name
-        if key not in shared:
+            keys, key = [], name
+        if not keys:
             missing = [str(c.path or c.name) for c in cells if key not in c.values]
             said = f"'{name}'" if key == name else f"'{name}' ({key})"
             raise HarnessError(
                 f"metric {said} is not in {', '.join(missing) or 'every folder'}"
                 f"{did_you_mean(key, shared)}; shared metrics: {', '.join(shared)}"
             )
-        out.append(key)
+        out += keys
     return list(dict.fromkeys(out))
 
 

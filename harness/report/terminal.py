@@ -48,11 +48,14 @@ def table(
             lines = []
             for block in _by_stratification(rows):
                 lines += [*([""] if lines else []), *_transposed(block, metric_names)]
-    excluded = max(aggregated["overall"]["excluded"].values(), default=0)
+    counts = [aggregated["overall"]["excluded"].get(m, 0) for m in metric_names]
+    excluded = max(counts, default=0)
     if excluded:
         noun, verb = ("query", "is") if excluded == 1 else ("queries", "are")
+        some = "" if all(c == excluded for c in counts) else "up to "
         lines.append(
-            f"({excluded} {noun} without gold {verb} left out of the means; NaN in per_query.csv)"
+            f"({some}{excluded} {noun} without gold (or without a relevant chunk) {verb} left "
+            f"out of the means; NaN in per_query.csv)"
         )
     tied = ties_line(aggregated["overall"], metric_names)
     if tied:

@@ -144,8 +144,12 @@ def test_measure_arguments_as_trec_eval_takes_them():
         trec_eval.requested(["infAP"])
     with pytest.raises(ConfigError, match="all_trec's relstring, unj"):
         trec_eval.requested(["all_trec"])
-    with pytest.raises(ConfigError, match="'x' is not one of positive integer cut-offs"):
+    with pytest.raises(ConfigError, match="'x' is not a positive whole number"):
         trec_eval.requested(["P.5,x"])
+    with pytest.raises(ConfigError, match="'0' is not a positive whole number"):
+        trec_eval.requested(["P.0"])
+    with pytest.raises(ConfigError, match=r"'ndcg_cut_10' not computed here \(write ndcg_cut.10\)"):
+        trec_eval.requested(["ndcg_cut_10"])
     with pytest.raises(ConfigError, match="map takes no parameters"):
         trec_eval.requested(["map.5"])
 
@@ -228,12 +232,16 @@ def test_the_command_prints_what_trec_eval_prints(tmp_path):
         (["nope.txt", "run.trec"], "nope.txt"),
         (["qrels.txt", "nope.trec"], "run file not found"),
         (["dup.txt", "run.trec"], "dup.txt:3: q1 d1 is judged twice"),
+        (["short.txt", "run.trec"], "short.txt:2: expected 'qid iter docid rel' (TREC qrels)"),
+        (["three.txt", "run.trec"], "three.txt:1: expected 'query-id corpus-id score' (BEIR)"),
         (["-x", "qrels.txt", "run.trec"], "unrecognized arguments: -x"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, args, message):
     (tmp_path / "qrels.txt").write_text(QRELS)
     (tmp_path / "dup.txt").write_text("q1 0 d1 1\nq1 0 d2 1\nq1 0 d1 0\n")
+    (tmp_path / "short.txt").write_text("q1 0 d1 1\nq1 0 d2\n")
+    (tmp_path / "three.txt").write_text("q1 d1 1\n")  # BEIR's three fields split by tabs only
     (tmp_path / "run.trec").write_text(RUN)
     res = run_module("harness.trec_eval", *args, cwd=tmp_path, check=False)
     assert_one_line_error(res, tmp_path, message)

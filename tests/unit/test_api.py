@@ -158,6 +158,10 @@ def test_compare_reads_metric_names_as_the_registry_does():
     assert picked.metrics == ["nDCG@10", "AP", "group_ndcg@10"]
     with pytest.raises(ConfigError, match="could mean two things: nDCG@10 .* group_ndcg@10"):
         harness.compare(a, b, metrics=["ndcg@10"], bootstrap=0)
+    family = harness.compare(a, b, metrics=["ndcg_cut", "map"], bootstrap=0)
+    assert family.metrics == ["nDCG@10", "AP"]  # a bare family: each K the cells share
+    with pytest.raises(harness.HarnessError, match="'map_cut' is not in"):
+        harness.compare(a, b, metrics=["map_cut"], bootstrap=0)  # AP@K, not AP
     with pytest.raises(harness.HarnessError, match=r"metric 'P_10' \(P@10\) is not in bm25, bm25-"):
         harness.compare(a, b, metrics=["P_10"], bootstrap=0)
 

@@ -71,8 +71,8 @@ def test_names_as_ir_measures_and_trec_eval_write_them(text, name, family, k):
         ("NDCG@10", ("nDCG@10", "group_ndcg@10")),
         ("MRR@10", ("RR@10", "group_mrr@10")),
         ("mrr@5", ("RR@5", "group_mrr@5")),
-        ("ndcg", ("nDCG", "group_ndcg@10")),
-        ("mrr", ("RR", "group_mrr@10")),
+        ("ndcg", ("nDCG", "group_ndcg")),
+        ("mrr", ("RR", "group_mrr")),
     ],
 )
 def test_a_name_with_two_readings_is_refused_with_both(text, readings):
@@ -101,6 +101,38 @@ def test_unknown_metric_lists_valid_names_that_all_parse():
 def test_malformed_metric_name(bad):
     with pytest.raises(ConfigError, match="name@k|unknown metric"):
         parse_metric(bad)
+
+
+def test_a_bare_family_is_not_one_metric_but_expands_over_what_is_there():
+    from metrics.registry import expand
+
+    for bare in ("map_cut", "ndcg_cut", "P", "coverage", "success"):
+        with pytest.raises(ConfigError, match="needs a cut-off"):
+            parse_metric(bare)
+    there = ["coverage@5", "nDCG@5", "nDCG@10", "AP", "AP@10", "P(rel=2)@5", "P@5"]
+    assert expand("ndcg_cut", there) == ["nDCG@5", "nDCG@10"]
+    assert expand("map_cut", there) == ["AP@10"] and expand("map", there) == ["AP"]
+    assert expand("P", there) == ["P@5"] and expand("P(rel=2)", there) == ["P(rel=2)@5"]
+    assert expand("ndcg_cut_10", there) == ["nDCG@10"] and expand("R@5", there) == []
+    with pytest.raises(ConfigError, match="could mean two things"):
+        expand("ndcg", there)
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("ERR@10", "ir_measures' ERR"),
+        ("Judged@10", "ir_measures' Judged"),
+        ("Bpref", "bpref"),
+        ("NumRet", "ir_measures' NumRet"),
+        ("num_rel_ret", "trec_eval's num_rel_ret"),
+        ("infAP", "infAP"),
+    ],
+)
+def test_measures_of_other_tools_are_named_not_guessed_at(name, said):
+    with pytest.raises(ConfigError, match=f"is {said}.*does not compute") as err:
+        parse_metric(name)
+    assert "did you mean" not in str(err.value)
 
 
 def test_only_the_rel_parameter_is_read():
