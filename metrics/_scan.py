@@ -10,6 +10,20 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _judged(jcodes, s, e, c):  # pragma: no cover
+    """Where code `c` is among one query's judged codes jcodes[s:e] (sorted), or -1: a
+    binary search, since a query has few judgments."""
+    lo, hi = s, e
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if jcodes[mid] < c:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < e and jcodes[lo] == c else -1
+
+
 @njit(cache=True, nogil=True)
 def scan(flat, offsets, jcodes, jgrades, jstarts, cuts, level, width):  # pragma: no cover
     """Per query i, ranking flat[offsets[i]:offsets[i+1]] (chunk codes, -1 = unjudged) and
@@ -73,16 +87,9 @@ def scan(flat, offsets, jcodes, jgrades, jstarts, cuts, level, width):  # pragma
                 ci += 1
             if j == r_cut:
                 top_r[i] = rel
-            c = flat[a + j]
-            lo, hi = s, e
-            while lo < hi:  # binary search among this query's few judged codes
-                mid = (lo + hi) // 2
-                if jcodes[mid] < c:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < e and jcodes[lo] == c:
-                g = jgrades[lo]
+            at = _judged(jcodes, s, e, flat[a + j])
+            if at >= 0:
+                g = jgrades[at]
                 if g > 0:
                     dcg += g / discount[j]
                 if g >= level:
@@ -129,17 +136,10 @@ def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points):  # pragma
         found = 0
         pref = 0.0
         for j in range(m):
-            c = flat[a + j]
-            lo, hi = s, e
-            while lo < hi:  # binary search among this query's few judged codes
-                mid = (lo + hi) // 2
-                if jcodes[mid] < c:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo >= e or jcodes[lo] != c or jgrades[lo] < 0:
+            at = _judged(jcodes, s, e, flat[a + j])
+            if at < 0 or jgrades[at] < 0:
                 continue  # nobody judged it, or judged below 0: outside bpref's pairs
-            if jgrades[lo] < level:
+            if jgrades[at] < level:
                 nonrel_seen += 1
                 continue
             rel[j] = True

@@ -47,6 +47,13 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             signal.signal(signum, handler)
 
 
+def command(fn: Callable[..., T], argv: Sequence[str] | None) -> T:
+    """An argparse command's main: notes on stderr, the start-up heap frozen, the guard."""
+    notes_to_stderr()
+    with frozen_heap():
+        return guarded(fn, argv)
+
+
 class Stopped(KeyboardInterrupt):
     """A stop signal other than SIGINT, raised where the program is, so cleanups run."""
 

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cli.common import ArgumentParser, frozen_heap, guarded, notes_to_stderr
+from harness.cli.common import ArgumentParser, command
 from harness.core.errors import HarnessError
 from harness.core.files import write_text_atomic
 from harness.report.compare import (
@@ -102,9 +102,7 @@ def _options(args: argparse.Namespace) -> Options:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    notes_to_stderr()
-    with frozen_heap():
-        return guarded(_main, argv)
+    return command(_main, argv)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cli.common import ArgumentParser, frozen_heap, guarded, notes_to_stderr
+from harness.cli.common import ArgumentParser, command
 from harness.core.errors import HarnessError
 
 
@@ -45,9 +45,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    notes_to_stderr()
-    with frozen_heap():
-        return guarded(_main, argv)
+    return command(_main, argv)
 
 
 def _main(argv: Sequence[str] | None) -> int:

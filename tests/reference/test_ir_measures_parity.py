@@ -12,6 +12,21 @@ ir_measures = pytest.importorskip("ir_measures")
 NAMES = ["nDCG@10", "AP", "R@100", "RR@10", "P@10", "Success@10", "Rprec", "nDCG", "AP@100", "RR"]
 
 
+def _ir_measures_data(bench, run):
+    """The benchmark's judgments and the run as ir_measures' Qrel and ScoredDoc rows."""
+    qrels = [
+        ir_measures.Qrel(q.query_id, doc, grade)
+        for q in bench.queries
+        for doc, grade in q.judgments.items()
+    ]
+    scored = [
+        ir_measures.ScoredDoc(qid, doc, score)
+        for qid in run.query_ids()
+        for doc, score in zip(run[qid].ids, run[qid].scores)
+    ]
+    return qrels, scored
+
+
 def test_ir_measures_names_give_ir_measures_values(general_wiki):
     bench = harness.load_benchmark(str(general_wiki))
     ev = harness.evaluate(bench, "bm25", metrics=NAMES, bootstrap=0)
@@ -27,16 +42,7 @@ def test_ir_measures_names_give_ir_measures_values(general_wiki):
         "RR",
         "Rprec",
     ]  # by K, families in order of first appearance; the whole-list ones last
-    qrels = [
-        ir_measures.Qrel(q.query_id, doc, grade)
-        for q in bench.queries
-        for doc, grade in q.judgments.items()
-    ]
-    run = [
-        ir_measures.ScoredDoc(qid, doc, score)
-        for qid in ev.run.query_ids()
-        for doc, score in zip(ev.run[qid].ids, ev.run[qid].scores)
-    ]
+    qrels, run = _ir_measures_data(bench, ev.run)
     ref: dict[tuple[str, str], float] = {}
     for m in ir_measures.iter_calc([ir_measures.parse_measure(n) for n in NAMES], qrels, run):
         ref[(str(m.measure), m.query_id)] = m.value
@@ -63,16 +69,7 @@ def test_a_level_above_every_grade_scores_zero_as_ir_measures_with_no_relevant_z
     skip = harness.evaluate(bench, run, metrics=names, bootstrap=0)
     zero = harness.evaluate(bench, run, metrics=names, bootstrap=0, no_relevant="zero")
     assert skip.means.loc["overall", "P(rel=2)@10"] != skip.means.loc["overall", "P(rel=2)@10"]
-    qrels = [
-        ir_measures.Qrel(q.query_id, doc, grade)
-        for q in bench.queries
-        for doc, grade in q.judgments.items()
-    ]
-    scored = [
-        ir_measures.ScoredDoc(qid, doc, score)
-        for qid in run.query_ids()
-        for doc, score in zip(run[qid].ids, run[qid].scores)
-    ]
+    qrels, scored = _ir_measures_data(bench, run)
     ref = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, scored)
     for name in names:
         assert zero.means.loc["overall", name] == pytest.approx(

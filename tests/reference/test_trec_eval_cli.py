@@ -40,22 +40,7 @@ SPECS = [
     "map_cut.1,2,3,5,10",
     "success.1,2,3,5,10",
 ]
-REFERENCE = {
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P.1,2,3,5,10",
-    "recall.1,2,3,5,10",
-    "ndcg_cut.1,2,3,5,10,100",
-    "map_cut.1,2,3,5,10",
-    "success.1,2,3,5,10",
-}
+REFERENCE = set(SPECS) - {"num_q"}  # pytrec_eval's per-query values
 
 
 @st.composite
