@@ -79,6 +79,8 @@ _STANDARD = (
     Family("recip_rank", "standard", "RR", cut="optional", binary=True),
     Family("success", "standard", "Success", binary=True),
     Family("Rprec", "standard", "Rprec", cut="none", binary=True),
+    # judged non-relevant chunks ranked above each relevant one (unjudged ones are skipped)
+    Family("bpref", "standard", "Bpref", cut="none", binary=True),
 )
 # Families that read the benchmark's chunks (text, dates), not only the gold: metrics.answers
 _CORPUS = (
@@ -114,6 +116,7 @@ SPELLINGS: dict[str, tuple[str, str]] = {
     "Rprec": ("Rprec", "all"),
     "RPrec": ("Rprec", "all"),
     "Success": ("success", "each"),
+    "Bpref": ("bpref", "all"),
     # trec_eval
     "ndcg_cut": ("ndcg", "each"),
     "recall": ("recall", "each"),
@@ -151,7 +154,6 @@ ELSEWHERE = {
     "err": "ir_measures' ERR (expected reciprocal rank)",
     "judged": "ir_measures' Judged (the share of judged documents)",
     "infap": "infAP (ir_measures', trec_eval's)",
-    "bpref": "bpref (ir_measures' Bpref, trec_eval's bpref)",
     "numq": "ir_measures' NumQ (trec_eval's num_q)",
     "numret": "ir_measures' NumRet (trec_eval's num_ret)",
     "numrel": "ir_measures' NumRel (trec_eval's num_rel)",
@@ -218,7 +220,7 @@ def _parse(text: str, level: int) -> tuple[Metric, bool]:
         if found is None and elsewhere:
             raise ConfigError(
                 f"metric '{text}' is {elsewhere}, which this harness does not compute as a "
-                "metric; python -m harness.trec_eval prints trec_eval's bpref, gm_map, "
+                "metric; python -m harness.trec_eval prints trec_eval's gm_map, "
                 "iprec_at_recall and counts"
             )
         if found is None:
@@ -301,6 +303,7 @@ _TREC_EVAL = {
     "recip_rank": (None, "recip_rank"),
     "success": ("success", None),
     "Rprec": (None, "Rprec"),
+    "bpref": (None, "bpref"),
 }
 
 

@@ -184,7 +184,10 @@ def evaluate(
     rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel = scan(
         flat, offsets, jcodes, judged.grades, jstarts, np.asarray(cuts, np.int64), level, width
     )
-    counts = Counts(rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel)
+    bpref = None
+    if any(family == "bpref" for family, _ in wanted):  # trec_eval's bpref: a second pass
+        bpref = trec_counts(rankings, judged, level, ()).bpref
+    counts = Counts(rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel, bpref)
     out: dict[tuple[str, int | None], np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         for family, k in wanted:
@@ -206,6 +209,7 @@ class Counts:
     first: np.ndarray  # 0-based rank of the first relevant chunk
     top_r: np.ndarray  # relevant chunks in the top R
     num_rel: np.ndarray
+    bpref: np.ndarray | None = None  # trec_eval's bpref (scan_trec), when asked for
 
     @property
     def defined(self) -> np.ndarray:
@@ -225,6 +229,7 @@ FORMULAS = {
     "Rprec": lambda s, c, k: s.top_r / s.num_rel,
     # 0/0 = NaN where a query has no positive grade
     "ndcg": lambda s, c, k: s.dcg_at[:, c] / s.idcg_at[:, c],
+    "bpref": lambda s, c, k: s.bpref * s.defined,
 }
 
 

@@ -10,6 +10,7 @@ import harness
 ir_measures = pytest.importorskip("ir_measures")
 
 NAMES = ["nDCG@10", "AP", "R@100", "RR@10", "P@10", "Success@10", "Rprec", "nDCG", "AP@100", "RR"]
+NAMES += ["Bpref"]
 
 
 def _ir_measures_data(bench, run):
@@ -41,6 +42,7 @@ def test_ir_measures_names_give_ir_measures_values(general_wiki):
         "AP",
         "RR",
         "Rprec",
+        "Bpref",
     ]  # by K, families in order of first appearance; the whole-list ones last
     qrels, run = _ir_measures_data(bench, ev.run)
     ref: dict[tuple[str, str], float] = {}

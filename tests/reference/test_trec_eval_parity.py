@@ -50,7 +50,7 @@ def _reference(qrels, run, level):
     # trec_eval's ndcg is ndcg_cut at a cut past every list and judgment (test_uncut_ndcg
     # checks the measure itself: pytrec_eval's `ndcg` stalls when evaluated again and again
     # in one process, as this test does)
-    measures |= {"map", "Rprec", "recip_rank", "ndcg_cut.100"}
+    measures |= {"map", "Rprec", "recip_rank", "ndcg_cut.100", "bpref"}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level)
     return evaluator.evaluate({q: r for q, r in run.items() if r})
 
@@ -63,7 +63,7 @@ def test_agrees_with_pytrec_eval(case):
     rankings = [canonical(run.get(q, {}).items(), depth=100).ids for q in qids]
     wanted = [(f, k) for f in CUT for k in KS] + [("recip_rank", k) for k in KS]
     wanted += [("recip_rank", 100), ("recip_rank", None), ("map", None), ("Rprec", None)]
-    wanted += [("ndcg", None)]
+    wanted += [("ndcg", None), ("bpref", None)]
     ours = standard.evaluate(rankings, [qrels[q] for q in qids], wanted, level=level)
     ref = _reference(qrels, run, level)
     for i, q in enumerate(qids):

@@ -29,6 +29,7 @@ from metrics.registry import (
         ("RR@10", "RR@10", "recip_rank", 10),
         ("Rprec", "Rprec", "Rprec", None),
         ("Success@10", "Success@10", "success", 10),
+        ("Bpref", "Bpref", "bpref", None),
         # ir_measures' aliases
         ("MAP", "AP", "map", None),
         ("Recall@100", "R@100", "recall", 100),
@@ -43,6 +44,7 @@ from metrics.registry import (
         ("map_cut_100", "AP@100", "map", 100),
         ("recip_rank", "RR", "recip_rank", None),
         ("success_10", "Success@10", "success", 10),
+        ("bpref", "Bpref", "bpref", None),
         # this harness's own, and its earlier spellings of the standard ones
         ("coverage@10", "coverage@10", "coverage", 10),
         ("perfrecall@5", "perfrecall@5", "perfrecall", 5),
@@ -123,7 +125,6 @@ def test_a_bare_family_is_not_one_metric_but_expands_over_what_is_there():
     [
         ("ERR@10", "ir_measures' ERR"),
         ("Judged@10", "ir_measures' Judged"),
-        ("Bpref", "bpref"),
         ("NumRet", "ir_measures' NumRet"),
         ("num_rel_ret", "trec_eval's num_rel_ret"),
         ("infAP", "infAP"),
