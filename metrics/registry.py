@@ -3,12 +3,11 @@ valid names, so error messages and docs never drift from what is computed."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, did_you_mean
 from harness.core.types import Query
 from metrics import group, standard
 
@@ -278,20 +277,13 @@ def _unknown(text: str, base: str) -> ConfigError:
     from harness.core.paths import group_options
 
     valid = ", ".join(valid_names())
+    hint = did_you_mean(base, [*(f.label for f in FAMILIES.values()), *SPELLINGS])
     sets = ", ".join(group_options("metrics"))
     return ConfigError(
-        f"unknown metric '{base}'{_close(base)}; valid: {valid} "
+        f"unknown metric '{base}'{hint}; valid: {valid} "
         f"(trec_eval's names too: ndcg_cut_10, P_10, recall_100, map, recip_rank); "
         f"or a whole set by its config name ({sets})"
     )
-
-
-def _close(base: str) -> str:
-    """' (did you mean ...?)' for the nearest name, ignoring case (did_you_mean's rule)."""
-    folded = {f.label.lower(): f.label for f in FAMILIES.values()}
-    folded |= {s.lower(): s for s in SPELLINGS if s.lower() not in folded}
-    close = difflib.get_close_matches(base.lower(), list(folded), n=1, cutoff=0.6)
-    return f" (did you mean '{folded[close[0]]}'?)" if close else ""
 
 
 # family -> trec_eval's measure at a cut-off and over the whole list (None: it has none)

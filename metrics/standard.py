@@ -156,14 +156,15 @@ def _own(judged: Judged, rows: list[int], rankings):
 
 
 def evaluate(
-    rankings: Sequence[Ranking | Sequence[str]],
+    rankings: Sequence[Ranking | Sequence[str]] | Coded,
     judgments: Judged | Sequence[Mapping[str, int]],
     wanted: Sequence[tuple[str, int | None]],
     *,
     level: int = 1,
 ) -> dict[tuple[str, int | None], np.ndarray]:
     """(family, K) -> per-query values, for canonical rankings (Ranking objects or id
-    sequences) and their queries' judgments (raw, or encoded once by `prepare`)."""
+    sequences, or already `code`d) and their queries' judgments (raw, or encoded once by
+    `prepare`)."""
     from metrics._scan import scan  # numba: loaded only when standard metrics are asked for
 
     if level < 1:
@@ -172,21 +173,20 @@ def evaluate(
     n = len(rankings)
     if judged.n_queries != n:
         raise ValueError(f"{n} rankings but judgments for {judged.n_queries} queries")
-    flat, offsets = flat_codes(rankings, judged)
+    coded = rankings if isinstance(rankings, Coded) else code(rankings, judged)
+    flat, offsets, jstarts, jcodes = coded.flat, coded.offsets, coded.jstarts, coded.jcodes
     ks = [k for _, k in wanted if k is not None]
-    jstarts = np.searchsorted(judged.rows, np.arange(n + 1))
     # width: the uncut metrics read the whole list, and uncut nDCG's ideal every judged chunk
     judged_most = int(np.diff(jstarts).max(initial=0))
     width = max([1, int(np.diff(offsets).max(initial=0)), judged_most, *ks])
     cuts = sorted({*ks, width})
     col = {c: i for i, c in enumerate(cuts)}
-    jcodes = judged.keys - judged.rows * judged.stride
     rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel = scan(
         flat, offsets, jcodes, judged.grades, jstarts, np.asarray(cuts, np.int64), level, width
     )
     bpref = None
     if any(family == "bpref" for family, _ in wanted):  # trec_eval's bpref: a second pass
-        bpref = trec_counts(rankings, judged, level, ()).bpref
+        bpref = trec_counts(coded, judged, level, ()).bpref
     counts = Counts(rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel, bpref)
     out: dict[tuple[str, int | None], np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -245,7 +245,7 @@ class TrecCounts:
 
 
 def trec_counts(
-    rankings: Sequence[Ranking | Sequence[str]],
+    rankings: Sequence[Ranking | Sequence[str]] | Coded,
     judged: Judged,
     level: int,
     points: Sequence[float],
@@ -254,12 +254,31 @@ def trec_counts(
     retrieved, bpref, and the interpolated precision at each recall level of `points`."""
     from metrics._scan import scan_trec
 
-    n = len(rankings)
-    flat, offsets = flat_codes(rankings, judged)
-    jstarts = np.searchsorted(judged.rows, np.arange(n + 1))
-    jcodes = judged.keys - judged.rows * judged.stride
+    c = rankings if isinstance(rankings, Coded) else code(rankings, judged)
     rel_ret, bpref, iprec = scan_trec(
-        flat, offsets, jcodes, judged.grades, jstarts, level, np.asarray(points, np.float64)
+        c.flat, c.offsets, c.jcodes, judged.grades, c.jstarts, level, np.asarray(points, float)
     )
-    relevant = np.bincount(judged.rows[judged.grades >= level], minlength=n)
-    return TrecCounts(np.diff(offsets), relevant, rel_ret, bpref, iprec)
+    relevant = np.bincount(judged.rows[judged.grades >= level], minlength=len(c.offsets) - 1)
+    return TrecCounts(np.diff(c.offsets), relevant, rel_ret, bpref, iprec)
+
+
+@dataclass(frozen=True)
+class Coded:
+    """Rankings and judgments as the compiled passes read them, made once for both passes:
+    every ranking's chunk codes end to end with each query's offsets, and where each
+    query's judgments start with their codes."""
+
+    flat: np.ndarray
+    offsets: np.ndarray
+    jstarts: np.ndarray
+    jcodes: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+
+def code(rankings: Sequence[Ranking | Sequence[str]], judged: Judged) -> Coded:
+    """`rankings` and `judged` coded for metrics._scan (flat_codes and the judgment layout)."""
+    flat, offsets = flat_codes(rankings, judged)
+    jstarts = np.searchsorted(judged.rows, np.arange(len(offsets)))
+    return Coded(flat, offsets, jstarts, judged.keys - judged.rows * judged.stride)

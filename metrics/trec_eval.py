@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -120,11 +121,26 @@ def _params(spec: str, measure: Measure, text: str) -> tuple:
 
 @dataclass(frozen=True)
 class Report:
-    """trec_eval's output: per-query lines (measure, qid, value, whether it is a count) and
-    the summary lines over all queries, each in trec_eval's order."""
+    """trec_eval's output: the summary lines over all queries (measure, value, whether it is
+    a count) and, made when asked for (-q), the per-query lines, each in trec_eval's order."""
 
-    per_query: list[tuple[str, str, float, bool]]
     summary: list[tuple[str, str | float, bool]]
+    qids: list[str]
+    values: Mapping[str, np.ndarray]  # 'measure' or 'measure@param' -> per-query values
+
+    @cached_property
+    def per_query(self) -> list[tuple[str, str, float, bool]]:
+        """(measure, qid, value, whether it is a count) for each query, then each measure."""
+        shown = [
+            (_printed(name), series.tolist(), _is_count(name))
+            for name, series in self.values.items()
+            if MEASURES[name.split("@")[0]].per_query
+        ]
+        return [
+            (name, q, values[i], count)
+            for i, q in enumerate(self.qids)
+            for name, values, count in shown
+        ]
 
     def lines(self, queries: bool = False, summary: bool = True) -> str:
         """The text trec_eval prints: -q adds the per-query lines, -n drops the summary."""
@@ -160,15 +176,10 @@ def evaluate(
         )
     if max_ret is not None:
         run = run.cut(max_ret)
-    rankings = [run[q] for q in qids]
     judged = standard.prepare([qrels[q] for q in qids])
-    values = _values(rankings, judged, asked, level)
+    coded = standard.code([run[q] for q in qids], judged)  # once, for both compiled passes
+    values = _values(coded, judged, asked, level)
     n = len(qrels) if complete else len(qids)
-    per_query: list[tuple[str, str, float, bool]] = []
-    for i, q in enumerate(qids):
-        for name, series in values.items():
-            if MEASURES[name.split("@")[0]].per_query:
-                per_query.append((_printed(name), q, float(series[i]), _is_count(name)))
     summary: list[tuple[str, str | float, bool]] = []
     for name, series in values.items():
         measure = name.split("@")[0]
@@ -189,7 +200,7 @@ def evaluate(
         head.append(("runid", runid, False))
     if "num_q" in asked:
         head.append(("num_q", float(n), True))
-    return Report(per_query, head + summary)
+    return Report(head + summary, qids, values)
 
 
 def _printed(name: str) -> str:

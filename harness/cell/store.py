@@ -273,8 +273,9 @@ def read_metrics(path: Path, *, with_earlier: bool = False):
         raise HarnessError(
             f"{metrics_file}: {bad} is not a number; the file is damaged, rerun that cell"
         )
-    renames = _earlier_names(doc) if found in EARLIER else {}
+    before = list(doc["metrics"])
     doc, earlier = migrate(doc)
+    renames = {old: new for old, new in zip(before, doc["metrics"]) if old != new}
     return (doc, earlier, renames) if with_earlier else doc
 
 
@@ -367,8 +368,6 @@ def _v2_name(name: str) -> str | None:
 
 def _earlier_names(doc: Mapping[str, Any]) -> dict[str, str]:
     """An earlier cell's metric names -> the current ones (those that changed)."""
-    if doc.get("schema") == SCHEMA:
-        return {}
     out = {}
     for name in doc["metrics"]:
         new = _v2_name(name)
@@ -428,9 +427,10 @@ def _v2_config_names(asked: Sequence[str], ks: Sequence[int]) -> list[str]:
             level = f"(rel={m.group(2)})" if m.group(2) and m.group(2) != "1" else ""
             if family == "recip_rank":
                 out += [f"RR{level}@{k}" for k in ks]
+            elif family in ("ndcg_cut", "map_cut"):  # bare nDCG and AP: the whole list
+                out.append(family + level)
             else:
-                bare = {"ndcg_cut": "ndcg_cut", "map_cut": "map_cut"}
-                out.append(bare.get(family, _V2_FAMILIES[family]) + level)
+                out.append(_V2_FAMILIES[family] + level)
     return out
 
 

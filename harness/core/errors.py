@@ -29,9 +29,13 @@ class ConfigError(HarnessError):
 
 
 def did_you_mean(value: str, valid: Iterable[str]) -> str:
-    """Return ' (did you mean 'x'?)' for the closest valid name, or '' when none is close."""
-    close = difflib.get_close_matches(value, list(valid), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    """Return ' (did you mean 'x'?)' for the closest valid name, or '' when none is close;
+    case is ignored in the comparison ('ndgc' finds 'nDCG'), the name shown as spelled."""
+    folded: dict[str, str] = {}
+    for name in valid:
+        folded.setdefault(str(name).lower(), str(name))
+    close = difflib.get_close_matches(str(value).lower(), list(folded), n=1, cutoff=0.6)
+    return f" (did you mean '{folded[close[0]]}'?)" if close else ""
 
 
 def unknown_name(kind: str, value: str, valid: Iterable[str], fix: str = "") -> ConfigError:
