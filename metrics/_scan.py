@@ -108,18 +108,26 @@ def scan(flat, offsets, jcodes, jgrades, jstarts, cuts, level, width):  # pragma
 
 
 @njit(cache=True, nogil=True)
-def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points):  # pragma: no cover
-    """What trec_eval's own measures need beyond `scan`, per query (judgments as for scan):
-    relevant retrieved, bpref and the interpolated precision at each recall level in
-    `points`, by trec_eval 9.0.8's rules. A judged grade below 0 is in the pool but unjudged
-    (bpref skips it, as it skips documents nobody judged); 0 <= grade < level is judged
-    non-relevant. A recall level p stands for the first (int)(p * R + 0.9) relevant."""
+def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points, cuts):  # pragma: no cover
+    """What the measures beyond `scan` need, per query (judgments as for scan), by the rules
+    of trec_eval 9.0.8 and of ir_measures: relevant retrieved, bpref, infAP, the
+    interpolated precision at each recall level in `points`, and at each cut c of `cuts`
+    (ascending, c >= 1) the judged chunks and ERR over the first c ranks.
+
+    A judged grade below 0 is in the pool but unjudged (bpref skips it, as it skips chunks
+    nobody judged; infAP counts it apart); 0 <= grade < level is judged non-relevant. A
+    recall level p stands for the first (int)(p * R + 0.9) relevant. ERR (gdeval's, which
+    ir_measures reads) gives grade g the stopping chance (2^g - 1) / 2^4."""
     n = offsets.shape[0] - 1
     npts = points.shape[0]
+    nc = cuts.shape[0]
     rel_ret = np.zeros(n, np.int64)
     bpref = np.zeros(n, np.float64)
+    infap = np.zeros(n, np.float64)
     iprec = np.zeros((n, npts), np.float64)
-    cuts = np.empty(npts, np.int64)
+    judged_at = np.zeros((n, nc), np.int64)
+    err_at = np.zeros((n, nc), np.float64)
+    at_point = np.empty(npts, np.int64)
     for i in range(n):
         s, e = jstarts[i], jstarts[i + 1]
         nr = 0
@@ -133,13 +141,32 @@ def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points):  # pragma
         m = offsets[i + 1] - a
         rel = np.zeros(m, np.bool_)
         nonrel_seen = 0
+        pool_unjudged = 0
         found = 0
         pref = 0.0
+        inf = 0.0
+        judged = 0
+        err = 0.0
+        decay = 1.0
+        ci = 0
         for j in range(m):
+            while ci < nc and cuts[ci] <= j:
+                judged_at[i, ci] = judged
+                err_at[i, ci] = err
+                ci += 1
             at = _judged(jcodes, s, e, flat[a + j])
-            if at < 0 or jgrades[at] < 0:
-                continue  # nobody judged it, or judged below 0: outside bpref's pairs
-            if jgrades[at] < level:
+            if at < 0:
+                continue  # nobody judged it: outside bpref's pairs and infAP's pool
+            judged += 1
+            g = jgrades[at]
+            if g > 0:
+                stop = (2.0**g - 1.0) / 16.0
+                err += stop * decay / (j + 1.0)
+                decay *= 1.0 - stop
+            if g < 0:
+                pool_unjudged += 1
+                continue
+            if g < level:
                 nonrel_seen += 1
                 continue
             rel[j] = True
@@ -148,12 +175,25 @@ def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points):  # pragma
                 pref += 1.0 - min(nonrel_seen, nr) / min(nn, nr)
             else:
                 pref += 1.0
+            if j == 0:
+                inf += 1.0
+            else:  # trec_eval's m_infap.c term by term
+                fj = float(j)
+                above = found - 1 + nonrel_seen + pool_unjudged
+                inf += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (above / fj) * (
+                    (found - 1 + 1e-5) / (found - 1 + nonrel_seen + 2e-5)
+                )
+        while ci < nc:
+            judged_at[i, ci] = judged
+            err_at[i, ci] = err
+            ci += 1
         rel_ret[i] = found
         bpref[i] = pref / nr if nr else 0.0
+        infap[i] = inf / nr if nr else 0.0
         for p in range(npts):
-            cuts[p] = np.int64(points[p] * nr + 0.9)
+            at_point[p] = np.int64(points[p] * nr + 0.9)
         cur = npts - 1
-        while cur >= 0 and cuts[cur] > found:
+        while cur >= 0 and at_point[cur] > found:
             cur -= 1
         best = found / m if m else 0.0  # interpolated: the best precision from here down
         left = found
@@ -163,7 +203,7 @@ def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points):  # pragma
             if best < precision:
                 best = precision
             if rel[j - 1]:
-                while cur >= 0 and left == cuts[cur]:
+                while cur >= 0 and left == at_point[cur]:
                     iprec[i, cur] = best
                     cur -= 1
                 left -= 1
@@ -171,4 +211,4 @@ def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points):  # pragma
         while cur >= 0:
             iprec[i, cur] = best
             cur -= 1
-    return rel_ret, bpref, iprec
+    return rel_ret, bpref, infap, iprec, judged_at, err_at

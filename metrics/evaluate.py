@@ -13,7 +13,7 @@ from harness.core.labels import label_order
 from harness.core.run import Run
 from harness.core.types import Benchmark
 from metrics import answers, group, standard, stats
-from metrics.registry import Metric
+from metrics.registry import Metric, aggregate_of
 
 if TYPE_CHECKING:  # metrics.ties is imported when tie ranges are asked for
     from metrics.ties import Tied
@@ -68,9 +68,9 @@ def per_query(
         for level in sorted({m.level for m in batch}):
             at_level = [m for m in batch if m.level == level]
             computed = standard.evaluate(
-                rankings, judged, [(m.family.name, m.k) for m in at_level], level=level
+                rankings, judged, [(m.family.name, m.at) for m in at_level], level=level
             )
-            values.update({m.name: computed[(m.family.name, m.k)] for m in at_level})
+            values.update({m.name: computed[(m.family.name, m.at)] for m in at_level})
         if no_relevant == "zero":
             judged_queries = np.fromiter((bool(q.judgments) for q in queries), bool, len(queries))
             for m in batch:
@@ -112,9 +112,10 @@ def summarize(
     ci: BootstrapSpec | None = None,
     ties: Mapping[str, Tied] | None = None,
 ) -> dict[str, Any]:
-    """n queries, mean per metric over defined values, how many were NaN (excluded), with
-    `ci` a percentile bootstrap interval of each mean, and with `ties` (metrics.ties) the
-    tie-aware range of each mean over the same queries (docs/metrics.md#ties)."""
+    """n queries, mean per metric over defined values (the total for a count, the geometric
+    mean for gm_map: its family's aggregate), how many were NaN (excluded), with `ci` a
+    percentile bootstrap interval of each, and with `ties` (metrics.ties) the tie-aware
+    range of each mean over the same queries (docs/metrics.md#ties)."""
     n = len(next(iter(values.values()))) if mask is None else int(mask.sum())
     mean: dict[str, float | None] = {}
     excluded: dict[str, int] = {}
@@ -123,10 +124,11 @@ def summarize(
         v = vals if mask is None else vals[mask]
         defined = v[~np.isnan(v)]
         excluded[name] = int(len(v) - len(defined))
-        mean[name] = math.fsum(defined.tolist()) / len(defined) if len(defined) else None
+        kind = aggregate_of(name)
+        mean[name] = stats.aggregate(defined, kind)
         if ci is not None:
             bounds = stats.bootstrap_ci(
-                defined, samples=ci.samples, confidence=ci.confidence, seed=ci.seed
+                defined, samples=ci.samples, confidence=ci.confidence, seed=ci.seed, kind=kind
             )
             interval[name] = None if bounds is None else list(bounds)
     out: dict[str, Any] = {"n": n, "mean": mean, "excluded": excluded}

@@ -27,10 +27,15 @@ class Family:
     name: str
     kind: str  # "group" | "standard" | "corpus" | "utility"
     label: str = ""  # the printed prefix: ir_measures' name for a standard family
-    cut: str = "required"  # "required": name@K; "none": the whole list; "optional": either
+    # "required": name@K; "none": the whole list; "optional": either; "recall": name@level,
+    # a recall level in [0, 1] (IPrec@0.5)
+    cut: str = "required"
     higher_is_better: bool = True
     binary: bool = False  # reads relevance as grade >= a level (the standard binary metrics)
     percent: bool = True  # a share, shown in percent; False: shown as it is (a mean rank)
+    # how per-query values make one number: "mean"; "sum" (the counts, as trec_eval and
+    # ir_measures total them); "geomean" (gm_map: each value floored at 1e-5)
+    aggregate: str = "mean"
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -47,6 +52,7 @@ class Metric:
     family: Family
     k: int | None
     level: int = 1  # lowest grade counted as relevant; always 1 for non-binary families
+    point: float | None = None  # the recall level of a "recall" family (IPrec@0.5)
 
     def __post_init__(self) -> None:
         if not self.family.binary and self.level != 1:
@@ -55,7 +61,14 @@ class Metric:
     @property
     def name(self) -> str:
         base = self.family.label if self.level == 1 else f"{self.family.label}(rel={self.level})"
+        if self.point is not None:
+            return f"{base}@{self.point}"
         return base if self.k is None else f"{base}@{self.k}"
+
+    @property
+    def at(self) -> int | float | None:
+        """The cut-off, or the recall level of a "recall" family: what the kernels read."""
+        return self.k if self.point is None else self.point
 
     def __call__(self, query: Query, ranked: Sequence[str]) -> float:
         """A group metric's value for one query (the others are computed in batch only)."""
@@ -80,6 +93,30 @@ _STANDARD = (
     Family("Rprec", "standard", "Rprec", cut="none", binary=True),
     # judged non-relevant chunks ranked above each relevant one (unjudged ones are skipped)
     Family("bpref", "standard", "Bpref", cut="none", binary=True),
+    # AP estimated from a sampled pool: grade < 0 = pooled but not judged (trec_eval's)
+    Family("infap", "standard", "infAP", cut="none", binary=True),
+    Family("gm_map", "standard", "gm_map", cut="none", binary=True, aggregate="geomean"),
+    # interpolated precision at a recall level (trec_eval's iprec_at_recall)
+    Family("iprec", "standard", "IPrec", cut="recall", binary=True),
+    # expected reciprocal rank with gdeval's grade scale 0-4 (ir_measures' ERR@k)
+    Family("err", "standard", "ERR"),
+    # share of the top K that has a judgment, any grade (ir_measures' Judged@k)
+    Family("judged", "standard", "Judged", cut="optional"),
+    # counts, totalled over the queries as trec_eval and ir_measures do
+    Family("num_q", "standard", "NumQ", cut="none", percent=False, aggregate="sum"),
+    Family("num_ret", "standard", "NumRet", cut="none", percent=False, aggregate="sum"),
+    Family(
+        "num_rel", "standard", "NumRel", cut="none", binary=True, percent=False, aggregate="sum"
+    ),
+    Family(
+        "num_rel_ret",
+        "standard",
+        "NumRelRet",
+        cut="none",
+        binary=True,
+        percent=False,
+        aggregate="sum",
+    ),
 )
 # Families that read the benchmark's chunks (text, dates), not only the gold: metrics.answers
 _CORPUS = (
@@ -98,7 +135,8 @@ if {f.name for f in _STANDARD} != set(standard.FORMULAS):
     raise RuntimeError("metrics.registry and metrics.standard.FORMULAS list different families")
 
 # The names people type -> (family, what the bare name means: "all" = the whole list,
-# "each" = the family at every K of metrics.k). ir_measures' names mean what ir_measures
+# "each" = the family at every K of metrics.k, "points" = at trec_eval's 11 recall levels
+# 0.0, 0.1, ..., 1.0). ir_measures' names mean what ir_measures
 # means (nDCG and AP bare: the whole list); trec_eval's families (ndcg_cut, P, recall,
 # map_cut, success) expand over metrics.k as `trec_eval -m P` expands over its cut-offs.
 SPELLINGS: dict[str, tuple[str, str]] = {
@@ -116,6 +154,14 @@ SPELLINGS: dict[str, tuple[str, str]] = {
     "RPrec": ("Rprec", "all"),
     "Success": ("success", "each"),
     "Bpref": ("bpref", "all"),
+    "infAP": ("infap", "all"),
+    "IPrec": ("iprec", "points"),
+    "ERR": ("err", "each"),
+    "Judged": ("judged", "all"),
+    "NumQ": ("num_q", "all"),
+    "NumRet": ("num_ret", "all"),
+    "NumRel": ("num_rel", "all"),
+    "NumRelRet": ("num_rel_ret", "all"),
     # trec_eval
     "ndcg_cut": ("ndcg", "each"),
     "recall": ("recall", "each"),
@@ -123,6 +169,12 @@ SPELLINGS: dict[str, tuple[str, str]] = {
     "map_cut": ("map", "each"),
     "recip_rank": ("recip_rank", "all"),
     "success": ("success", "each"),
+    "gm_map": ("gm_map", "all"),
+    "iprec_at_recall": ("iprec", "points"),
+    "num_q": ("num_q", "all"),
+    "num_ret": ("num_ret", "all"),
+    "num_rel": ("num_rel", "all"),
+    "num_rel_ret": ("num_rel_ret", "all"),
     # other common spellings
     "hit": ("success", "each"),
     "hits": ("success", "each"),
@@ -150,24 +202,19 @@ _AMBIGUOUS = {"ndcg": ("nDCG", "group_ndcg"), "mrr": ("RR", "group_mrr")}
 # Measures of ir_measures and trec_eval the harness does not compute as metrics (lower case
 # -> what it is): named as such, not answered with a did-you-mean to another measure
 ELSEWHERE = {
-    "err": "ir_measures' ERR (expected reciprocal rank)",
-    "judged": "ir_measures' Judged (the share of judged documents)",
-    "infap": "infAP (ir_measures', trec_eval's)",
-    "numq": "ir_measures' NumQ (trec_eval's num_q)",
-    "numret": "ir_measures' NumRet (trec_eval's num_ret)",
-    "numrel": "ir_measures' NumRel (trec_eval's num_rel)",
-    "numrelret": "ir_measures' NumRelRet (trec_eval's num_rel_ret)",
-    "num_q": "trec_eval's num_q",
-    "num_ret": "trec_eval's num_ret",
-    "num_rel": "trec_eval's num_rel",
-    "num_rel_ret": "trec_eval's num_rel_ret",
-    "gm_map": "trec_eval's gm_map (a geometric mean of AP)",
-    "iprec": "ir_measures' IPrec (trec_eval's iprec_at_recall)",
-    "iprec_at_recall": "trec_eval's iprec_at_recall",
     "setp": "ir_measures' SetP (trec_eval's set_P)",
+    "set_p": "trec_eval's set_P",
     "alpha_ndcg": "ir_measures' alpha_nDCG",
+    "nerr": "ir_measures' nERR",
+    "rbp": "ir_measures' RBP (rank-biased precision)",
+    "gm_bpref": "trec_eval's gm_bpref",
 }
-_NAME = re.compile(r"^([A-Za-z][A-Za-z_\-]*?)(?:[._](\d+))?(?:\(([^()]*)\))?(?:@(-?\d+))?$")
+_NAME = re.compile(
+    r"^([A-Za-z][A-Za-z_\-]*?)(?:[._](\d+))?(?:\(([^()]*)\))?(?:@(-?\d+(?:\.\d*)?))?$"
+)
+# trec_eval's iprec_at_recall_0.50 (its cut-off is a recall level, with a dot in it)
+_TREC_IPREC = re.compile(r"^iprec_at_recall[._](\d(?:\.\d*)?)$", re.IGNORECASE)
+RECALL_POINTS = tuple(i / 10 for i in range(11))  # trec_eval's iprec_at_recall levels
 
 
 def parse_metric(text: str, level: int = 1) -> Metric:
@@ -175,8 +222,10 @@ def parse_metric(text: str, level: int = 1) -> Metric:
     as trec_eval does ('ndcg_cut_10', 'map', 'P.10') or as this harness does
     ('coverage@10'); did-you-mean on typos. A binary metric is taken at `level` unless the
     name says its own ('P(rel=2)@10'). A family that needs a cut-off must be given one."""
-    metric, bare = _parse(text, level)
-    if bare:  # a family taken at each K of metrics.k: not one metric
+    metric, reading = _parse(text, level)
+    if reading == "points":
+        raise ConfigError(f"metric '{text}' needs a recall level: e.g. {metric.family.label}@0.5")
+    if reading:  # a family taken at each K of metrics.k: not one metric
         raise ConfigError(
             f"metric '{text}' needs a cut-off: write it as name@k, e.g. {metric.family.label}@10"
         )
@@ -187,8 +236,8 @@ def expand(text: str, available: Sequence[str]) -> list[str]:
     """The names in `available` that `text` stands for: the one metric it names, or for a
     family written without a cut-off that metrics.names takes at each K ('ndcg_cut', 'P'),
     every K of it there. Refuses a name with two readings; [] when nothing matches."""
-    metric, bare = _parse(text, 1)
-    if not bare:
+    metric, reading = _parse(text, 1)
+    if not reading:
         return [n for n in available if n == metric.name]
     out = []
     for name in available:
@@ -196,14 +245,18 @@ def expand(text: str, available: Sequence[str]) -> list[str]:
             m = parse_metric(name)
         except ConfigError:
             continue
-        if m.family == metric.family and m.k is not None and m.level == metric.level:
+        if m.family == metric.family and m.at is not None and m.level == metric.level:
             out.append(name)
     return out
 
 
-def _parse(text: str, level: int) -> tuple[Metric, bool]:
-    """(the metric, whether the name gave no cut-off and the family is read at each K)."""
+def _parse(text: str, level: int) -> tuple[Metric, str]:
+    """(the metric, how a name without a cut-off is read: "" when it names one metric,
+    "each" when the family is taken at each K of metrics.k, "points" at each recall level)."""
     raw = str(text).strip()
+    iprec = _TREC_IPREC.match(raw)
+    if iprec:
+        return Metric(FAMILIES["iprec"], None, level, _point(text, iprec.group(1))), ""
     m = _NAME.match(raw)
     if not m:
         raise ConfigError(f"metric '{text}' is not of the form name@k (e.g. coverage@10 or AP)")
@@ -218,23 +271,44 @@ def _parse(text: str, level: int) -> tuple[Metric, bool]:
         elsewhere = ELSEWHERE.get(base.lower())
         if found is None and elsewhere:
             raise ConfigError(
-                f"metric '{text}' is {elsewhere}, which this harness does not compute as a "
-                "metric; python -m harness.trec_eval prints trec_eval's gm_map, "
-                "iprec_at_recall and counts"
+                f"metric '{text}' is {elsewhere}, which this harness does not compute"
             )
         if found is None:
             raise _unknown(text, base)
         family, reading = found
     fam = FAMILIES[family]
     if params is not None:
+        if fam.name == "num_ret":  # ir_measures: NumRet(rel=N) is NumRelRet at level N
+            fam = FAMILIES["num_rel_ret"]
         level = _level(text, params, fam)
-    k = None if at is None else int(at)
-    if k is not None:
-        if fam.cut == "none":
-            raise ConfigError(f"metric '{text}': {fam.label} reads the whole list; drop the @{k}")
-        if k <= 0:
-            raise ConfigError(f"metric '{text}': K must be a positive integer")
-    return Metric(fam, k, level), k is None and reading == "each"
+    if fam.cut == "recall":
+        if at is None:
+            return Metric(fam, None, level), reading
+        return Metric(fam, None, level, _point(text, at)), ""
+    k = None if at is None else _cut(text, at)
+    if k is not None and fam.cut == "none":
+        raise ConfigError(f"metric '{text}': {fam.label} reads the whole list; drop the @{k}")
+    return Metric(fam, k, level), "" if k is not None or reading == "all" else reading
+
+
+def _cut(text: str, at: str) -> int:
+    try:
+        k = int(at)
+    except ValueError:
+        k = 0
+    if k <= 0:
+        raise ConfigError(f"metric '{text}': K must be a positive integer")
+    return k
+
+
+def _point(text: str, at: str) -> float:
+    """A recall level in [0, 1] ('0.5', '0.50', '1')."""
+    p = float(at)
+    if not 0.0 <= p <= 1.0:
+        raise ConfigError(
+            f"metric '{text}': the recall level must be between 0 and 1, e.g. IPrec@0.5"
+        )
+    return p
 
 
 def _lookup(base: str, cut: str = "") -> tuple[str, str] | None:
@@ -296,13 +370,21 @@ _TREC_EVAL = {
     "success": ("success", None),
     "Rprec": (None, "Rprec"),
     "bpref": (None, "bpref"),
+    "infap": (None, "infAP"),
+    "gm_map": (None, "gm_map"),
+    "num_q": (None, "num_q"),
+    "num_ret": (None, "num_ret"),
+    "num_rel": (None, "num_rel"),
+    "num_rel_ret": (None, "num_rel_ret"),
 }
 
 
 def trec_eval_name(metric: Metric) -> str | None:
-    """trec_eval's name of `metric` as its output prints it ('ndcg_cut_10', 'map'); None for
-    a measure trec_eval does not have (RR@10, the harness's own families). The relevance
-    level is trec_eval's -l, not part of the name."""
+    """trec_eval's name of `metric` as its output prints it ('ndcg_cut_10', 'map',
+    'iprec_at_recall_0.50'); None for a measure trec_eval does not have (RR@10, ERR@10,
+    the harness's own families). The relevance level is trec_eval's -l, not in the name."""
+    if metric.family.name == "iprec":
+        return None if metric.point is None else f"iprec_at_recall_{metric.point:.2f}"
     cut, whole = _TREC_EVAL.get(metric.family.name, (None, None))
     if metric.k is None:
         return whole
@@ -313,6 +395,9 @@ def valid_names() -> list[str]:
     """One example of each family's name as results print it, every one of which parses."""
     out = []
     for f in FAMILIES.values():
+        if f.cut == "recall":
+            out.append(f"{f.label}@0.5")
+            continue
         if f.cut != "none":
             out.append(f"{f.label}@10")
         if f.cut != "required":
@@ -335,8 +420,13 @@ def metrics_for(
         raise ConfigError("metrics.names is empty; e.g. metrics.names=[coverage,nDCG@10]")
     out: list[Metric] = []
     for name in names:
-        metric, bare = _parse(name, level)
-        out += [Metric(metric.family, k, metric.level) for k in ks] if bare else [metric]
+        metric, reading = _parse(name, level)
+        if reading == "points":
+            out += [Metric(metric.family, None, metric.level, p) for p in RECALL_POINTS]
+        elif reading:
+            out += [Metric(metric.family, k, metric.level) for k in ks]
+        else:
+            out.append(metric)
     largest = max(m.k for m in out if m.k is not None) if any(m.k for m in out) else 0
     if depth < largest:
         raise ConfigError(
@@ -355,7 +445,9 @@ def ordered(metrics: Sequence[Metric], registry_order: bool = False) -> list[Met
         order = {f: i for i, f in enumerate(FAMILIES.values())}
     for m in unique:
         order.setdefault(m.family, len(order))
-    return sorted(unique, key=lambda m: (m.k is None, m.k or 0, order[m.family], m.level))
+    return sorted(
+        unique, key=lambda m: (m.k is None, m.k or 0, order[m.family], m.level, m.point or 0)
+    )
 
 
 def higher_is_better(name: str) -> bool:
@@ -365,6 +457,15 @@ def higher_is_better(name: str) -> bool:
         return parse_metric(name).family.higher_is_better
     except ConfigError:
         return True
+
+
+def aggregate_of(name: str) -> str:
+    """How the per-query values of the metric called `name` make one number: "mean",
+    "sum" (the counts) or "geomean" (gm_map); "mean" for a name the registry cannot parse."""
+    try:
+        return parse_metric(name).family.aggregate
+    except ConfigError:
+        return "mean"
 
 
 def in_percent(name: str) -> bool:

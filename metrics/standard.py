@@ -1,14 +1,17 @@
-"""Standard metrics for graded qrels with trec_eval semantics, computed for all queries at once.
+"""Standard metrics for graded qrels with trec_eval's and ir_measures' semantics, computed
+for all queries at once.
 
-Families are keyed by trec_eval's names (ndcg, recall, P, map, recip_rank, success, Rprec),
-each at a cut-off K or (ndcg, map, recip_rank) over the whole list. Rankings and judgments are
-matched by integer codes (corpus positions where rankings carry them, never per-chunk string
-lookups) in one compiled pass (metrics._scan) that counts, at each K, what every metric needs;
-chunks past the end of a list and unjudged chunks have grade 0. Ids the corpus lacks match by
-id, as in trec_eval: a ranked id the corpus lacks (code -1) is unjudged unless the judgments
-name that very id, and a judged id the corpus lacks is relevant and counts in R, whether or
-not any list holds it. A query with no relevant chunk (grade >= level) is NaN for the binary
-metrics; one with no positive grade is NaN for nDCG.
+Families are keyed by trec_eval's names (ndcg, recall, P, map, recip_rank, success, Rprec,
+bpref, infap, gm_map, iprec, num_q, num_ret, num_rel, num_rel_ret) and ir_measures' (judged,
+err), each at a cut-off K or over the whole list (iprec at a recall level). Rankings and
+judgments are matched by integer codes (corpus positions where rankings carry them, never
+per-chunk string lookups) in one compiled pass (metrics._scan) that counts, at each K, what
+most metrics need, and a second pass for the rest; chunks past the end of a list and
+unjudged chunks have grade 0. Ids the corpus lacks match by id, as in trec_eval: a ranked
+id the corpus lacks (code -1) is unjudged unless the judgments name that very id, and a
+judged id the corpus lacks is relevant and counts in R, whether or not any list holds it.
+A query with no relevant chunk (grade >= level) is NaN for the binary metrics; one with no
+positive grade is NaN for nDCG and ERR; one without judgments is NaN for every metric.
 """
 
 from __future__ import annotations
@@ -175,7 +178,7 @@ def evaluate(
         raise ValueError(f"{n} rankings but judgments for {judged.n_queries} queries")
     coded = rankings if isinstance(rankings, Coded) else code(rankings, judged)
     flat, offsets, jstarts, jcodes = coded.flat, coded.offsets, coded.jstarts, coded.jcodes
-    ks = [k for _, k in wanted if k is not None]
+    ks = [k for family, k in wanted if k is not None and family != "iprec"]
     # width: the uncut metrics read the whole list, and uncut nDCG's ideal every judged chunk
     judged_most = int(np.diff(jstarts).max(initial=0))
     width = max([1, int(np.diff(offsets).max(initial=0)), judged_most, *ks])
@@ -184,23 +187,33 @@ def evaluate(
     rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel = scan(
         flat, offsets, jcodes, judged.grades, jstarts, np.asarray(cuts, np.int64), level, width
     )
-    bpref = None
-    if any(family == "bpref" for family, _ in wanted):  # trec_eval's bpref: a second pass
-        bpref = trec_counts(coded, judged, level, ()).bpref
-    counts = Counts(rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel, bpref)
+    trec = None
+    if any(family in _SECOND_PASS for family, _ in wanted):
+        if any(family == "err" for family, _ in wanted):
+            _check_err_grades(judged)
+        points = sorted({k for family, k in wanted if family == "iprec"})
+        trec = trec_counts(coded, judged, level, points, cuts)
+    lengths = np.diff(offsets)
+    judged_q = np.where(np.diff(jstarts) > 0, 1.0, np.nan)
+    counts = Counts(rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel, lengths, judged_q, trec)
     out: dict[tuple[str, int | None], np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         for family, k in wanted:
             if family not in FORMULAS:
                 raise ValueError(f"unknown standard metric family '{family}'")
-            cut = width if k is None else k
-            out[(family, k)] = np.asarray(FORMULAS[family](counts, col[cut], cut), np.float64)
+            if family == "iprec":  # k is a recall level: its column among the points
+                value = FORMULAS[family](counts, points.index(k), k)
+            else:
+                cut = width if k is None else k
+                value = FORMULAS[family](counts, col[cut], cut)
+            out[(family, k)] = np.asarray(value, np.float64)
     return out
 
 
 @dataclass(frozen=True)
 class Counts:
-    """What the scan counted per query (rows) at each cut (columns): the inputs of every formula."""
+    """What the scans counted per query (rows) at each cut (columns): the inputs of every
+    formula."""
 
     rel_at: np.ndarray
     ap_at: np.ndarray
@@ -209,39 +222,79 @@ class Counts:
     first: np.ndarray  # 0-based rank of the first relevant chunk
     top_r: np.ndarray  # relevant chunks in the top R
     num_rel: np.ndarray
-    bpref: np.ndarray | None = None  # trec_eval's bpref (scan_trec), when asked for
+    lengths: np.ndarray  # chunks each query's list holds
+    judged: np.ndarray  # 1 where a query has judgments, NaN where it has none
+    trec: TrecCounts | None = None  # the second pass (scan_trec), when a family needs it
 
     @property
     def defined(self) -> np.ndarray:
         """1 where a query has a relevant chunk, NaN where it has none (binary metrics)."""
         return np.where(self.num_rel > 0, 1.0, np.nan)
 
+    @property
+    def positive(self) -> np.ndarray:
+        """1 where a query has a positive grade, NaN where it has none (graded metrics)."""
+        return np.where(self.idcg_at[:, -1] > 0, 1.0, np.nan)
 
-# family -> formula(counts, column of the cut, the cut): one per trec_eval measure, the
-# cut being the list's full width for the uncut ones (map, recip_rank, ndcg); the registry
-# (metrics.registry) names these families and says which take a cut.
+
+# family -> formula(counts, column of the cut, the cut): one per measure, the cut being the
+# list's full width for the uncut ones (map, recip_rank, ndcg, Judged) and the column of
+# the recall level for iprec; the registry (metrics.registry) names these families and
+# says which take a cut. Counts are defined for every judged query, relevant or not.
 FORMULAS = {
     "recall": lambda s, c, k: s.rel_at[:, c] / s.num_rel,
     "P": lambda s, c, k: s.rel_at[:, c] / k * s.defined,
     "success": lambda s, c, k: (s.rel_at[:, c] > 0) * s.defined,
     "recip_rank": lambda s, c, k: np.where(s.first < k, 1.0 / (s.first + 1), 0.0) * s.defined,
     "map": lambda s, c, k: s.ap_at[:, c] / s.num_rel,
+    "gm_map": lambda s, c, k: s.ap_at[:, c] / s.num_rel,  # its mean is geometric
     "Rprec": lambda s, c, k: s.top_r / s.num_rel,
     # 0/0 = NaN where a query has no positive grade
     "ndcg": lambda s, c, k: s.dcg_at[:, c] / s.idcg_at[:, c],
-    "bpref": lambda s, c, k: s.bpref * s.defined,
+    "bpref": lambda s, c, k: s.trec.bpref * s.defined,
+    "infap": lambda s, c, k: s.trec.infap * s.defined,
+    "iprec": lambda s, c, k: s.trec.iprec[:, c] * s.defined,
+    "err": lambda s, c, k: s.trec.err_at[:, c] * s.positive,
+    # ir_measures' Judged@k: judged share of the top min(k, list length); an empty list 0
+    "judged": lambda s, c, k: (
+        np.where(
+            s.lengths > 0, s.trec.judged_at[:, c] / np.maximum(np.minimum(k, s.lengths), 1), 0.0
+        )
+        * s.judged
+    ),
+    "num_q": lambda s, c, k: s.judged,
+    "num_ret": lambda s, c, k: s.lengths * s.judged,
+    "num_rel": lambda s, c, k: s.num_rel * s.judged,
+    "num_rel_ret": lambda s, c, k: s.rel_at[:, c] * s.judged,
 }
+# families read from the second pass (scan_trec)
+_SECOND_PASS = frozenset({"bpref", "infap", "iprec", "err", "judged"})
+ERR_TOP_GRADE = 4  # gdeval's scale: a grade above it has a stopping chance over 1
+
+
+def _check_err_grades(judged: Judged) -> None:
+    top = int(judged.grades.max(initial=0))
+    if top > ERR_TOP_GRADE:
+        from harness.core.errors import HarnessError
+
+        raise HarnessError(
+            f"ERR reads grades 0-{ERR_TOP_GRADE} (gdeval's scale, as ir_measures does), but "
+            f"a judgment has grade {top}; map the grades onto 0-{ERR_TOP_GRADE} or drop ERR"
+        )
 
 
 @dataclass(frozen=True)
 class TrecCounts:
-    """What trec_eval's own measures (metrics.trec_eval) read per query."""
+    """What the second pass (metrics._scan.scan_trec) counts per query."""
 
     num_ret: np.ndarray
     num_rel: np.ndarray
     num_rel_ret: np.ndarray
     bpref: np.ndarray
+    infap: np.ndarray
     iprec: np.ndarray  # queries x recall levels
+    judged_at: np.ndarray  # queries x cuts: judged chunks in the top c
+    err_at: np.ndarray  # queries x cuts: ERR over the top c
 
 
 def trec_counts(
@@ -249,17 +302,26 @@ def trec_counts(
     judged: Judged,
     level: int,
     points: Sequence[float],
+    cuts: Sequence[int] = (),
 ) -> TrecCounts:
-    """Per query, as trec_eval computes them: documents retrieved, relevant, relevant
-    retrieved, bpref, and the interpolated precision at each recall level of `points`."""
+    """Per query, as trec_eval and ir_measures compute them: chunks retrieved, relevant,
+    relevant retrieved, bpref, infAP, the interpolated precision at each recall level of
+    `points`, and judged chunks and ERR at each cut of `cuts` (ascending)."""
     from metrics._scan import scan_trec
 
     c = rankings if isinstance(rankings, Coded) else code(rankings, judged)
-    rel_ret, bpref, iprec = scan_trec(
-        c.flat, c.offsets, c.jcodes, judged.grades, c.jstarts, level, np.asarray(points, float)
+    rel_ret, bpref, infap, iprec, judged_at, err_at = scan_trec(
+        c.flat,
+        c.offsets,
+        c.jcodes,
+        judged.grades,
+        c.jstarts,
+        level,
+        np.asarray(points, np.float64),
+        np.asarray(cuts, np.int64),
     )
     relevant = np.bincount(judged.rows[judged.grades >= level], minlength=len(c.offsets) - 1)
-    return TrecCounts(np.diff(c.offsets), relevant, rel_ret, bpref, iprec)
+    return TrecCounts(np.diff(c.offsets), relevant, rel_ret, bpref, infap, iprec, judged_at, err_at)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+MIN_GEO_MEAN = 1e-5  # gm_map's floor for a query's AP, as trec_eval's
 _BLOCK = 4_000_000  # elements per block of resamples: bounds memory for large query sets
 _CACHED = 131_072  # elements (1 MiB of float64) gathered per vector at a time
 
@@ -79,6 +80,36 @@ def _randomization_ps(diffs: Sequence[np.ndarray], *, permutations: int, seed: i
     return out
 
 
+AGGREGATES = ("mean", "sum", "geomean")
+
+
+def aggregate(defined: np.ndarray, kind: str = "mean") -> float | None:
+    """One number from a metric's defined per-query values: their mean, their total ("sum",
+    the counts) or their geometric mean with each floored at MIN_GEO_MEAN ("geomean",
+    trec_eval's gm_map); None when there is none."""
+    if not len(defined):
+        return None
+    if kind == "sum":
+        return math.fsum(defined.tolist())
+    return _finish(math.fsum(_prepared(defined, kind).tolist()) / len(defined), kind, 1)
+
+
+def _prepared(values: np.ndarray, kind: str) -> np.ndarray:
+    """What is averaged: the values, or for a geometric mean their floored logarithms."""
+    if kind == "geomean":
+        return np.log(np.maximum(values, MIN_GEO_MEAN))
+    return values
+
+
+def _finish(mean, kind: str, n: int):
+    """The aggregate from the mean of the prepared values (also elementwise on arrays)."""
+    if kind == "sum":
+        return mean * n
+    if kind == "geomean":
+        return np.exp(mean) if isinstance(mean, np.ndarray) else math.exp(mean)
+    return mean
+
+
 def bootstrap_means(values: np.ndarray, *, samples: int, seed: int) -> np.ndarray:
     """Means of `samples` resamples (with replacement) of the defined values."""
     v = np.asarray(values, dtype=np.float64)
@@ -108,13 +139,22 @@ def _bootstrap_many(values: Sequence[np.ndarray], *, samples: int, seed: int) ->
 
 
 def bootstrap_ci(
-    values: np.ndarray, *, samples: int = 1000, confidence: float = 0.95, seed: int = 0
+    values: np.ndarray,
+    *,
+    samples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    kind: str = "mean",
 ) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the mean of the defined values; None when none is."""
-    means = bootstrap_means(values, samples=samples, seed=seed)
+    """Percentile bootstrap interval of the aggregate (`kind`, see `aggregate`) of the
+    defined values; None when none is."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    means = bootstrap_means(_prepared(v, kind), samples=samples, seed=seed)
     if len(means) == 0:
         return None
-    return _interval(means, confidence)
+    lo, hi = _interval(means, confidence)  # each aggregate rises with the mean: same order
+    return float(_finish(lo, kind, len(v))), float(_finish(hi, kind, len(v)))
 
 
 def _interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -164,12 +204,17 @@ def compare_many(
     samples: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
+    kinds: Sequence[str] | None = None,
 ) -> list[Paired]:
     """compare(a, b) of every pair, number for number; pairs with as many defined values
     share their random draws (the same seed draws the same for the same length), which are
     most of the cost when many metrics are compared on one set of queries. The one engine
     of every paired comparison (compare, Experiment, the leaderboard's marks); `samples=0`
-    skips the bootstrap CI of the delta (NaN), `permutations=0` the randomization test."""
+    skips the bootstrap CI of the delta (NaN), `permutations=0` the randomization test.
+    `kinds` gives each pair's aggregate (`aggregate`; all "mean" by default): mean_a,
+    mean_b, delta and its CI are then of the totals or geometric means, and the tests are
+    of the values the aggregate averages (gm_map's floored log AP)."""
+    kinds = list(kinds) if kinds is not None else ["mean"] * len(pairs)
     defined = [_pairs(a, b) for a, b in pairs]
     nan = math.nan
     out = [Paired(0, nan, nan, nan, (nan, nan), nan, nan)] * len(pairs)
@@ -177,28 +222,42 @@ def compare_many(
     for i, (pa, _) in enumerate(defined):
         if len(pa):
             groups.setdefault(len(pa), []).append(i)
-    for members in groups.values():
-        diffs = [defined[i][1] - defined[i][0] for i in members]
+    for n, members in groups.items():
+        prepared = [tuple(_prepared(x, kinds[i]) for x in defined[i]) for i in members]
+        diffs = [b - a for a, b in prepared]
         if samples:
+            boot = _bootstrap_many(diffs, samples=samples, seed=seed)
+            # a total's delta is n times the mean delta
             cis = [
-                _interval(b, confidence) for b in _bootstrap_many(diffs, samples=samples, seed=seed)
+                _interval(m * n if kinds[i] == "sum" else m, confidence)
+                for i, m in zip(members, boot)
             ]
+            for at, i in enumerate(members):
+                if kinds[i] == "geomean":  # the difference of two geometric means: joint draws
+                    ma, mb = _bootstrap_many(list(prepared[at]), samples=samples, seed=seed)
+                    cis[at] = _interval(np.exp(mb) - np.exp(ma), confidence)
         else:
             cis = [(nan, nan)] * len(diffs)
         if permutations:
             ps = _randomization_ps(diffs, permutations=permutations, seed=seed)
         else:
             ps = [nan] * len(diffs)
-        for i, d, ci, p in zip(members, diffs, cis, ps):
+        for i, (qa, qb), d, ci, p in zip(members, prepared, diffs, cis, ps):
             pa, pb = defined[i]
+            kind = kinds[i]
+            if kind == "mean":
+                mean_a, mean_b, delta = float(pa.mean()), float(pb.mean()), float(d.mean())
+            else:
+                mean_a, mean_b = aggregate(pa, kind), aggregate(pb, kind)
+                delta = mean_b - mean_a
             out[i] = Paired(
                 n=len(pa),
-                mean_a=float(pa.mean()),
-                mean_b=float(pb.mean()),
-                delta=float(d.mean()),
+                mean_a=mean_a,
+                mean_b=mean_b,
+                delta=delta,
                 ci=ci,
                 p_randomization=p,
-                p_ttest=paired_ttest(pa, pb),
+                p_ttest=paired_ttest(qa, qb),
                 better=int((d > 0).sum()),
                 worse=int((d < 0).sum()),
             )

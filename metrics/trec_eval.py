@@ -20,10 +20,10 @@ import numpy as np
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.run import Run
 from metrics import standard
+from metrics.registry import RECALL_POINTS
+from metrics.stats import MIN_GEO_MEAN
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cut-offs
-RECALL_POINTS = tuple(i / 10 for i in range(11))
-MIN_GEO_MEAN = 1e-5  # gm_map's floor for a query's AP, as trec_eval's
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ MEASURES = {
         Measure("iprec_at_recall", "double", RECALL_POINTS),
         Measure("P", "double", CUTS),
         Measure("recall", "double", CUTS),
+        Measure("infAP", "double"),
         Measure("ndcg", "double"),
         Measure("ndcg_cut", "double", CUTS),
         Measure("map_cut", "double", CUTS),
@@ -61,17 +62,25 @@ OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_ma
 OFFICIAL += ("bpref", "recip_rank", "iprec_at_recall", "P")
 # trec_eval's all_trec measures this program does not compute
 NOT_HERE = (
-    "relstring unj rbp rbp_resid infAP gm_bpref utility 11pt_avg relative_P Rprec_mult ndcg_rel "
+    "relstring unj rbp rbp_resid gm_bpref utility 11pt_avg relative_P Rprec_mult ndcg_rel "
     "Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
 ).split()
-# measure -> (family of metrics.standard, whether it is taken at each cut-off)
+# measure -> (family of metrics.standard, whether it is taken at each cut-off or recall
+# level); gm_map's values are AP's, averaged as a geometric mean
 _STANDARD = {
+    "num_ret": ("num_ret", False),
+    "num_rel": ("num_rel", False),
+    "num_rel_ret": ("num_rel_ret", False),
     "map": ("map", False),
+    "gm_map": ("gm_map", False),
     "Rprec": ("Rprec", False),
+    "bpref": ("bpref", False),
     "recip_rank": ("recip_rank", False),
-    "ndcg": ("ndcg", False),
+    "iprec_at_recall": ("iprec", True),
     "P": ("P", True),
     "recall": ("recall", True),
+    "infAP": ("infap", False),
+    "ndcg": ("ndcg", False),
     "ndcg_cut": ("ndcg", True),
     "map_cut": ("map", True),
     "success": ("success", True),
@@ -218,30 +227,12 @@ def _is_count(name: str) -> bool:
 def _values(rankings, judged, asked: Mapping[str, tuple], level: int) -> dict[str, np.ndarray]:
     """'measure' or 'measure@param' -> per-query values (NaN made 0, as trec_eval scores a
     query without a relevant document), in trec_eval's order."""
-    wanted = [("map", None)] if "gm_map" in asked else []
+    keys: dict[str, tuple[str, float | None]] = {}
     for name, params in asked.items():
-        if name in _STANDARD:
-            family, cut = _STANDARD[name]
-            wanted += [(family, k) for k in params] if cut else [(family, None)]
-    computed = standard.evaluate(rankings, judged, wanted, level=level) if wanted else {}
-    counts = None
-    if {"num_ret", "num_rel", "num_rel_ret", "bpref", "iprec_at_recall"} & set(asked):
-        points = asked.get("iprec_at_recall", RECALL_POINTS)
-        counts = standard.trec_counts(rankings, judged, level, points)
-    out: dict[str, np.ndarray] = {}
-    for name, params in asked.items():
-        if name in ("runid", "num_q"):
-            continue
         if name in _STANDARD:
             family, cut = _STANDARD[name]
             for k in params if cut else (None,):
-                key = name if k is None else f"{name}@{k}"
-                out[key] = np.nan_to_num(computed[(family, k)], nan=0.0)
-        elif name == "gm_map":  # AP per query; averaged as a geometric mean
-            out[name] = np.nan_to_num(computed[("map", None)], nan=0.0)
-        elif name == "iprec_at_recall":
-            for c, p in enumerate(params):
-                out[f"{name}@{p}"] = counts.iprec[:, c]
-        else:
-            out[name] = getattr(counts, name).astype(np.float64)
-    return out
+                keys[name if k is None else f"{name}@{k}"] = (family, k)
+    wanted = list(dict.fromkeys(keys.values()))
+    computed = standard.evaluate(rankings, judged, wanted, level=level) if wanted else {}
+    return {key: np.nan_to_num(computed[fk], nan=0.0) for key, fk in keys.items()}

@@ -51,7 +51,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     from harness.api.evaluation import evaluate
     from harness.api.loading import load_benchmark
     from metrics import stats
-    from metrics.registry import higher_is_better
+    from metrics.registry import aggregate_of, higher_is_better
 
     if correction not in stats.CORRECTIONS:
         raise ConfigError(f"correction must be one of holm, bonferroni, None; got {correction!r}")
@@ -105,6 +105,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
         permutations=0 if test == "t" else permutations,
         samples=0,
         seed=seed,
+        kinds=[aggregate_of(m) for m in measures for _ in others],
     )
     results = iter(tested)
     for m in measures:

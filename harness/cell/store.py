@@ -30,6 +30,8 @@ from harness.core.files import hold_lock, make_dirs, new_dirs, remove_empty
 from harness.core.run import Run
 from harness.core.run.files import trec_lines
 from harness.core.types import Benchmark
+from metrics.registry import aggregate_of
+from metrics.stats import aggregate
 
 SCHEMA = "retrieval-harness/metrics/3"  # bump when the layout of metrics.json changes
 EARLIER = ("retrieval-harness/metrics/1", "retrieval-harness/metrics/2")  # what migrate reads
@@ -522,8 +524,7 @@ def check_means(path: Path, values: Mapping[str, np.ndarray], doc: Mapping[str, 
     for metric, column in values.items():
         if metric not in means:
             continue
-        defined = column[~np.isnan(column)]
-        mine = float(defined.mean()) if len(defined) else None
+        mine = aggregate(column[~np.isnan(column)], aggregate_of(metric))
         theirs = means[metric]
         same = (mine is None and theirs is None) or (
             mine is not None and theirs is not None and abs(mine - theirs) <= 1e-9

@@ -20,7 +20,7 @@ from harness.core.labels import label_order
 from harness.core.tables import markdown
 from harness.report.terminal import display, scale
 from metrics import stats
-from metrics.registry import in_percent
+from metrics.registry import aggregate_of, in_percent
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,11 @@ def compare_cells(cells: Sequence[Evaluation], opts: Options) -> tuple[list[str]
                 pairs.append((a[mask], b[mask]))
     # all at once: tests over the same queries share their random draws (the costly part)
     results = stats.compare_many(
-        pairs, permutations=opts.permutations, samples=opts.bootstrap, seed=opts.seed
+        pairs,
+        permutations=opts.permutations,
+        samples=opts.bootstrap,
+        seed=opts.seed,
+        kinds=[aggregate_of(m) for _, m, _ in tests],
     )
     rows: list[Row] = []
     for (ci, m, name), r in zip(tests, results):

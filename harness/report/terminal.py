@@ -1,5 +1,5 @@
 """Render aggregated results as a plain-text table for the terminal (shares in percent, other
-metrics such as answer_rank as they are; 2 decimals)."""
+metrics such as answer_rank as they are; 2 decimals; counts such as NumRet whole)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.core.tables import text
-from metrics.registry import in_percent
+from metrics.registry import aggregate_of, in_percent
 
 
 def scale(metric: str) -> float:
@@ -18,9 +18,11 @@ def scale(metric: str) -> float:
 
 def display(metric: str, value: float | None, signed: bool = False) -> str:
     """`metric`'s value for display with 2 decimals: in percent for a share, as it is
-    otherwise; '-' for None or NaN."""
+    otherwise, a count (a total of NumRet, NumQ, ...) whole; '-' for None or NaN."""
     if value is None or value != value:
         return "-"
+    if float(value).is_integer() and aggregate_of(metric) == "sum":
+        return f"{int(value):{'+' if signed else ''}d}"
     return f"{scale(metric) * value:{'+' if signed else ''}.2f}"
 
 

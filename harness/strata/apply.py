@@ -14,6 +14,8 @@ from harness.core.errors import HarnessError
 from harness.core.labels import label_order
 from harness.core.types import Benchmark
 from harness.strata.semantic import NA, TERTILES, cluster_mass, corpus_coverage
+from metrics.registry import aggregate_of
+from metrics.stats import aggregate
 from metrics.strata_stats import (
     SMALL,
     Shuffles,
@@ -155,12 +157,12 @@ def _crosstab(
     means: dict[str, Any] = {}
     for name, v in values.items():
         means[name] = {}
+        kind = aggregate_of(name)  # a count's cell holds its total, as every summary does
         for r in row_labels:
             means[name][r] = {}
             for c in col_labels:
                 cell = v[(rows == r) & (cols == c)]
-                cell = cell[~np.isnan(cell)]
-                means[name][r][c] = float(cell.mean()) if len(cell) else None
+                means[name][r][c] = aggregate(cell[~np.isnan(cell)], kind)
     return counts, means
 
 

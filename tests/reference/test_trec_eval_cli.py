@@ -36,6 +36,7 @@ SPECS = [
     "iprec_at_recall",
     "P.1,2,3,5,10",
     "recall.1,2,3,5,10",
+    "infAP",
     "ndcg_cut.1,2,3,5,10,100",
     "map_cut.1,2,3,5,10",
     "success.1,2,3,5,10",
@@ -89,7 +90,7 @@ def test_every_measure_per_query_and_over_all_is_trec_eval(case):
     assert summary["num_q"] == n
     for name in ("num_ret", "num_rel", "num_rel_ret"):
         assert summary[name] == sum(v[name] for v in ref.values())
-    for name in ("map", "bpref", "P_5", "ndcg_cut_100", "iprec_at_recall_0.30"):
+    for name in ("map", "bpref", "infAP", "P_5", "ndcg_cut_100", "iprec_at_recall_0.30"):
         mean = math.fsum(v[name] for v in ref.values()) / n
         assert summary[name] == pytest.approx(mean, abs=1e-12), name
     gm = math.exp(math.fsum(v["gm_map"] for v in ref.values()) / n)
@@ -125,8 +126,8 @@ def test_measure_arguments_as_trec_eval_takes_them():
     assert asked["P"] == (5, 10) and asked["iprec_at_recall"] == (0.25, 0.5)
     assert list(trec_eval.requested([])) == list(trec_eval.OFFICIAL)
     assert trec_eval.requested(["P"])["P"] == trec_eval.CUTS
-    with pytest.raises(ConfigError, match="'infAP' not computed here"):
-        trec_eval.requested(["infAP"])
+    with pytest.raises(ConfigError, match="'gm_bpref' not computed here"):
+        trec_eval.requested(["gm_bpref"])
     with pytest.raises(ConfigError, match="all_trec's relstring, unj"):
         trec_eval.requested(["all_trec"])
     with pytest.raises(ConfigError, match="'x' is not a positive whole number"):
@@ -211,7 +212,7 @@ def test_the_command_prints_what_trec_eval_prints(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["-m", "infAP", "qrels.txt", "run.trec"], "-m infAP: 'infAP' not computed here"),
+        (["-m", "gm_bpref", "qrels.txt", "run.trec"], "-m gm_bpref: 'gm_bpref' not computed here"),
         (["-l", "0", "qrels.txt", "run.trec"], "-l must be a grade of 1 or more"),
         (["-M", "0", "qrels.txt", "run.trec"], "-M must be a positive number"),
         (["nope.txt", "run.trec"], "nope.txt"),

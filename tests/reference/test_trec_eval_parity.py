@@ -121,3 +121,46 @@ def test_uncut_ndcg_is_trec_eval_ndcg(tmp_path):
     assert got["q0"] == pytest.approx(ref["q0"]["ndcg"], abs=1e-12)
     assert got["q1"] == pytest.approx(ref["q1"]["ndcg"], abs=1e-12)
     assert 0 < got["q0"] < 1 and math.isnan(got["q2"])  # no positive grade: undefined
+
+
+# trec_eval's measures beyond the common ones: family -> trec_eval's measure
+TREC_ONLY = {"infap": "infAP", "num_ret": "num_ret", "num_rel": "num_rel"}
+TREC_ONLY |= {"num_rel_ret": "num_rel_ret", "gm_map": "gm_map"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases())
+def test_trec_eval_s_own_measures_agree_with_pytrec_eval(case):
+    """infAP (pooled-but-unjudged grades below 0), gm_map's per-query AP, the counts and the
+    interpolated precision at every recall level, per query."""
+    qrels, run, level = case
+    qids = sorted(qrels)
+    rankings = [canonical(run.get(q, {}).items(), depth=100).ids for q in qids]
+    points = [i / 10 for i in range(11)]
+    wanted = [(f, None) for f in TREC_ONLY] + [("num_q", None)]
+    wanted += [("iprec", p) for p in points]
+    ours = standard.evaluate(rankings, [qrels[q] for q in qids], wanted, level=level)
+    measures = {*TREC_ONLY.values(), "iprec_at_recall"}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level)
+    ref = evaluator.evaluate({q: r for q, r in run.items() if r})
+    for i, q in enumerate(qids):
+        has_rel = any(g >= level for g in qrels[q].values())
+        assert ours[("num_q", None)][i] == 1.0
+        for (family, k), values in ours.items():
+            got = values[i]
+            counted = family.startswith("num_")
+            if family == "num_q":
+                continue
+            if not counted and not has_rel:
+                assert math.isnan(got), (q, family)
+                continue
+            if q not in ref:  # not in the run: trec_eval -c scores it 0 (num_rel: its R)
+                want = sum(g >= level for g in qrels[q].values()) if family == "num_rel" else 0
+            elif family == "iprec":
+                want = ref[q][f"iprec_at_recall_{k:.2f}"]
+            elif family == "gm_map":  # pytrec_eval gives log(max(AP, 1e-5)) per query
+                want = ref[q]["gm_map"]
+                got = math.log(max(got, 1e-5))
+            else:
+                want = ref[q][TREC_ONLY.get(family, family)]
+            assert got == pytest.approx(want, abs=1e-9), (q, family, k, qrels[q], run[q])

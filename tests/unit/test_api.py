@@ -214,3 +214,31 @@ def test_every_kind_of_system_reaches_the_same_run(tmp_path):
         )
     with pytest.raises(harness.HarnessError, match="did you mean 'bm25'"):
         harness.evaluate(bench, "bm52", ["group_ndcg"], 10)
+
+
+def test_counts_are_totals_and_gm_map_geometric_everywhere(tmp_path):
+    """NumRet, NumRelRet total over the queries (as trec_eval and ir_measures do), gm_map is
+    a geometric mean: in the summary, per stratum, in compare and Experiment, and a saved
+    cell's per-query values still check against its metrics.json."""
+    names = ["NumQ", "NumRet", "NumRelRet", "gm_map", "AP"]
+    a = harness.evaluate("demo", "bm25", names, bootstrap=200)
+    b = harness.evaluate("demo", "bm25-simple", names, bootstrap=0)
+    for ev in (a, b):
+        vals = ev.per_query
+        assert ev.summary.loc["overall", "NumQ"] == vals["NumQ"].notna().sum()
+        assert ev.summary.loc["overall", "NumRet"] == vals["NumRet"].sum()
+        hop1 = vals["hop"] == "1"
+        assert ev.summary.loc["hop=1", "NumRelRet"] == vals.loc[hop1, "NumRelRet"].sum()
+        ap = vals["gm_map"].dropna().clip(lower=1e-5)
+        assert ev.summary.loc["overall", "gm_map"] == pytest.approx(np.exp(np.log(ap).mean()))
+        assert ev.summary.loc["overall", "gm_map"] < ev.summary.loc["overall", "AP"]
+    report = harness.compare(a.save(tmp_path / "a"), b.save(tmp_path / "b"), bootstrap=100)
+    frame = report.to_dataframe().set_index(["metric", "stratum"])
+    row = frame.loc[("NumRelRet", "overall")]
+    assert row["mean_baseline"] == a.summary.loc["overall", "NumRelRet"]
+    assert row["delta"] == b.summary.loc["overall", "NumRelRet"] - row["mean_baseline"]
+    row = frame.loc[("gm_map", "overall")]
+    assert row["mean_candidate"] == pytest.approx(b.summary.loc["overall", "gm_map"])
+    df = harness.Experiment(["bm25", "bm25-simple"], "demo", ["NumRet", "gm_map"], permutations=50)
+    assert df.loc[0, "NumRet"] == a.summary.loc["overall", "NumRet"]
+    assert df.loc[0, "gm_map"] == a.summary.loc["overall", "gm_map"]

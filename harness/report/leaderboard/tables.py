@@ -95,7 +95,7 @@ class Significance:
         if metric not in base.values:
             return set()
         ref = self._values(base, metric, strat, label)
-        from metrics.registry import higher_is_better
+        from metrics.registry import aggregate_of, higher_is_better
         from metrics.stats import compare_many, holm
 
         names, pairs = [], []
@@ -112,13 +112,15 @@ class Significance:
                     (np.array([ref[q] for q in common]), np.array([other[q] for q in common]))
                 )
         tested = compare_many(
-            pairs, permutations=self.opts.permutations, samples=0, seed=self.opts.seed
+            pairs,
+            permutations=self.opts.permutations,
+            samples=0,
+            seed=self.opts.seed,
+            kinds=[aggregate_of(metric)] * len(pairs),
         )
         pvals = []
-        for (a, b), r in zip(pairs, tested):
-            worse = np.nanmean(b) < np.nanmean(a)
-            if not higher_is_better(metric):
-                worse = np.nanmean(b) > np.nanmean(a)
+        for r in tested:
+            worse = r.mean_b < r.mean_a if higher_is_better(metric) else r.mean_b > r.mean_a
             p = r.p_randomization if r.n else 1.0
             pvals.append(p if worse else 1.0)
         return {n for n, p in zip(names, holm(pvals)) if p < self.opts.alpha}

@@ -7,6 +7,7 @@ import pytest
 from harness.core.errors import ConfigError
 from metrics.registry import (
     FAMILIES,
+    aggregate_of,
     in_percent,
     metrics_for,
     parse_metric,
@@ -30,6 +31,15 @@ from metrics.registry import (
         ("Rprec", "Rprec", "Rprec", None),
         ("Success@10", "Success@10", "success", 10),
         ("Bpref", "Bpref", "bpref", None),
+        ("infAP", "infAP", "infap", None),
+        ("ERR@10", "ERR@10", "err", 10),
+        ("Judged@10", "Judged@10", "judged", 10),
+        ("Judged", "Judged", "judged", None),
+        ("NumQ", "NumQ", "num_q", None),
+        ("NumRet", "NumRet", "num_ret", None),
+        ("NumRel", "NumRel", "num_rel", None),
+        ("NumRelRet", "NumRelRet", "num_rel_ret", None),
+        ("NumRet(rel=1)", "NumRelRet", "num_rel_ret", None),  # ir_measures' own equivalence
         # ir_measures' aliases
         ("MAP", "AP", "map", None),
         ("Recall@100", "R@100", "recall", 100),
@@ -45,6 +55,11 @@ from metrics.registry import (
         ("recip_rank", "RR", "recip_rank", None),
         ("success_10", "Success@10", "success", 10),
         ("bpref", "Bpref", "bpref", None),
+        ("gm_map", "gm_map", "gm_map", None),
+        ("num_q", "NumQ", "num_q", None),
+        ("num_ret", "NumRet", "num_ret", None),
+        ("num_rel", "NumRel", "num_rel", None),
+        ("num_rel_ret", "NumRelRet", "num_rel_ret", None),
         # this harness's own, and its earlier spellings of the standard ones
         ("coverage@10", "coverage@10", "coverage", 10),
         ("perfrecall@5", "perfrecall@5", "perfrecall", 5),
@@ -121,13 +136,54 @@ def test_a_bare_family_is_not_one_metric_but_expands_over_what_is_there():
 
 
 @pytest.mark.parametrize(
+    "text,name,point",
+    [
+        ("IPrec@0.5", "IPrec@0.5", 0.5),
+        ("IPrec@0.50", "IPrec@0.5", 0.5),
+        ("IPrec@1", "IPrec@1.0", 1.0),
+        ("IPrec(rel=2)@0.2", "IPrec(rel=2)@0.2", 0.2),
+        ("iprec_at_recall_0.50", "IPrec@0.5", 0.5),
+        ("iprec_at_recall.0.00", "IPrec@0.0", 0.0),
+    ],
+)
+def test_interpolated_precision_takes_a_recall_level(text, name, point):
+    m = parse_metric(text)
+    assert (m.name, m.family.name, m.k, m.point) == (name, "iprec", None, point)
+    assert parse_metric(m.name) == m
+
+
+def test_bare_interpolated_precision_is_trec_eval_s_eleven_levels():
+    names = [m.name for m in metrics_for(["iprec_at_recall"], [10], depth=10)]
+    assert names == [f"IPrec@{i / 10}" for i in range(11)]
+    assert [m.name for m in metrics_for(["IPrec"], [5], depth=5)] == names
+    with pytest.raises(ConfigError, match="needs a recall level: e.g. IPrec@0.5"):
+        parse_metric("IPrec")
+    for bad in ("IPrec@1.5", "iprec_at_recall_2"):
+        with pytest.raises(ConfigError, match="recall level must be between 0 and 1"):
+            parse_metric(bad)
+    with pytest.raises(ConfigError, match="K must be a positive integer"):
+        parse_metric("P@0.5")
+
+
+def test_counts_are_totals_and_gm_map_a_geometric_mean():
+    assert {f.name for f in FAMILIES.values() if f.aggregate == "sum"} == {
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+    }
+    assert [f.name for f in FAMILIES.values() if f.aggregate == "geomean"] == ["gm_map"]
+    assert aggregate_of("NumRet") == "sum" and aggregate_of("gm_map") == "geomean"
+    assert aggregate_of("AP") == "mean" and aggregate_of("no_such_metric") == "mean"
+
+
+@pytest.mark.parametrize(
     "name, said",
     [
-        ("ERR@10", "ir_measures' ERR"),
-        ("Judged@10", "ir_measures' Judged"),
-        ("NumRet", "ir_measures' NumRet"),
-        ("num_rel_ret", "trec_eval's num_rel_ret"),
-        ("infAP", "infAP"),
+        ("SetP@10", "ir_measures' SetP"),
+        ("set_P", "trec_eval's set_P"),
+        ("alpha_nDCG@10", "ir_measures' alpha_nDCG"),
+        ("gm_bpref", "trec_eval's gm_bpref"),
     ],
 )
 def test_measures_of_other_tools_are_named_not_guessed_at(name, said):
@@ -233,6 +289,12 @@ def test_binary_metrics_carry_a_relevance_level_other_than_1_in_their_name():
         ("Success@1", "success_1"),
         ("Rprec", "Rprec"),
         ("coverage@10", None),
+        ("IPrec@0.5", "iprec_at_recall_0.50"),
+        ("infAP", "infAP"),
+        ("gm_map", "gm_map"),
+        ("NumRelRet", "num_rel_ret"),
+        ("ERR@10", None),
+        ("Judged@10", None),
     ],
 )
 def test_trec_eval_names(name, trec):
@@ -241,8 +303,9 @@ def test_trec_eval_names(name, trec):
         assert parse_metric(trec).name == name.replace("(rel=2)", "")
 
 
-def test_only_answer_rank_is_shown_as_it_is():
-    assert [f.name for f in FAMILIES.values() if not f.percent] == ["answer_rank"]
+def test_only_answer_rank_and_the_counts_are_shown_as_they_are():
+    plain = [f.name for f in FAMILIES.values() if not f.percent]
+    assert plain == ["num_q", "num_ret", "num_rel", "num_rel_ret", "answer_rank"]
     assert not in_percent("answer_rank") and not in_percent("Answer_Rank")
     # lower is better, yet a share; names the registry cannot parse count as shares
     assert in_percent("outdated@5") and in_percent("coverage@10") and in_percent("P(rel=2)@5")

@@ -83,3 +83,33 @@ def test_holm_hand_computed():
 def test_holm_ignores_nan():
     out = stats.holm([0.01, float("nan"), 0.04])
     assert out[0] == pytest.approx(0.02) and math.isnan(out[1]) and out[2] == pytest.approx(0.04)
+
+
+def test_aggregates_total_counts_and_take_gm_map_geometrically():
+    v = np.array([0.5, 0.0, 0.2])
+    assert stats.aggregate(v) == pytest.approx(0.7 / 3)
+    assert stats.aggregate(np.array([3.0, 4.0]), "sum") == 7.0
+    # trec_eval's gm_map: AP floored at 1e-5, then the geometric mean
+    want = math.exp((math.log(0.5) + math.log(1e-5) + math.log(0.2)) / 3)
+    assert stats.aggregate(v, "geomean") == pytest.approx(want, rel=1e-12)
+    assert stats.aggregate(np.array([]), "sum") is None
+    lo, hi = stats.bootstrap_ci(np.array([1.0, 2.0, 3.0, 4.0]), kind="sum", seed=0)
+    assert 4.0 <= lo < 10.0 < hi <= 16.0  # totals of resamples of 4 values from 1..4
+    lo, hi = stats.bootstrap_ci(v, kind="geomean", seed=0)
+    assert lo <= stats.aggregate(v, "geomean") <= hi
+
+
+def test_paired_comparison_of_totals_and_geometric_means():
+    rng = np.random.default_rng(4)
+    a = rng.random(40)
+    b = np.clip(a + rng.normal(0.05, 0.1, 40), 0, 1)
+    mean, total, geo = stats.compare_many([(a, b)] * 3, kinds=["mean", "sum", "geomean"], seed=2)
+    assert total.mean_a == pytest.approx(a.sum()) and total.mean_b == pytest.approx(b.sum())
+    assert total.delta == pytest.approx(b.sum() - a.sum())
+    assert total.ci == pytest.approx((40 * mean.ci[0], 40 * mean.ci[1]))
+    assert total.p_randomization == mean.p_randomization  # the same test: sum = n * mean
+    la, lb = np.log(np.maximum(a, 1e-5)), np.log(np.maximum(b, 1e-5))
+    assert geo.delta == pytest.approx(math.exp(lb.mean()) - math.exp(la.mean()))
+    assert geo.ci[0] <= geo.delta <= geo.ci[1]
+    assert geo.p_ttest == pytest.approx(stats.paired_ttest(la, lb))  # on the logs it averages
+    assert (geo.better, geo.worse) == (mean.better, mean.worse)
