@@ -19,7 +19,7 @@ import numpy as np
 
 from harness.core.errors import BenchmarkError, ConfigError
 from harness.core.run import Run
-from harness.core.run.files import FORMATS, read_run, read_run_rows
+from harness.core.run.files import FORMATS, extra_queries_note, read_run, read_run_rows
 from harness.core.types import Chunk, Query
 
 _EXAMPLES = 5
@@ -136,10 +136,7 @@ class RunFile:
         out = []
         if n["unknown_query_ids"]["count"]:
             u = n["unknown_query_ids"]
-            out.append(
-                f"{u['count']} query id(s) in the run are not in the benchmark and were left "
-                f"out (e.g. {', '.join(map(repr, u['examples']))})"
-            )
+            out.append(extra_queries_note(u["count"], u["examples"]))
         if n["queries_cut_at_depth"]:
             out.append(
                 f"{n['queries_cut_at_depth']} query list(s) are longer than retrieval.depth and "

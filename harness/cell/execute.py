@@ -20,7 +20,7 @@ from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError
 from harness.core.files import check_writable, to_json
 from harness.core.run import Run
-from harness.core.run.files import apply_unknown_ids, unknown_ids_note
+from harness.core.run.files import apply_unknown_ids, extra_queries_note, unknown_ids_note
 from harness.core.types import Benchmark
 from harness.data.benchmarks import load_benchmark
 from harness.data.relevance import RelevanceSpec, judge
@@ -626,10 +626,7 @@ def messages(retriever, coverage: Mapping[str, Any]) -> list[str]:
         )
     if "queries_not_in_benchmark" in coverage:
         u = coverage["queries_not_in_benchmark"]
-        out.append(
-            f"{u['count']} query id(s) in the run are not in the benchmark and were left out "
-            f"(e.g. {', '.join(map(repr, u['examples']))})"
-        )
+        out.append(extra_queries_note(u["count"], u["examples"]))
     unknown = unknown_ids_note(coverage.get("unknown_ids"))
     if unknown:
         out.append(unknown)

@@ -157,10 +157,12 @@ def _check_key(cfg: DictConfig, dotted: str) -> None:
         if not isinstance(node, DictConfig) or part not in node.keys():
             where = ".".join(walked)
             valid = list(node.keys()) if isinstance(node, DictConfig) else []
+            # only a plug-in's section takes keys of its own (its class's arguments)
+            plugin = "_target_" in valid or "target" in valid
             raise ConfigError(
                 f"unknown config key '{dotted}'{did_you_mean(part, valid)}; "
-                f"keys under {where or 'the top level'}: {', '.join(map(str, valid)) or 'none'}; "
-                f"use +{dotted}=... to add a new key"
+                f"keys under {where or 'the top level'}: {', '.join(map(str, valid)) or 'none'}"
+                + (f"; use +{dotted}=... to pass a new argument to the plug-in" if plugin else "")
             )
         node = node._get_node(part)  # the node itself: reading a ??? value would raise
         walked.append(part)

@@ -250,6 +250,8 @@ def load_beir(folder: Path, *, name: str, split: str = "test", qrels: Any = None
             text = row.get("text")
             if not isinstance(text, str) or not text.strip():
                 raise BenchmarkError(f"{path}:{line_no}: query '{qid}' has no text")
+            if qid in texts:  # one rule with the Hub's BEIR layout: ids must be unique
+                raise BenchmarkError(f"{path}:{line_no}: duplicate _id '{qid}'")
         texts[qid] = text
         rows[qid] = (f"{path}:{line_no}: query '{qid}'", row)
     source = qrels_source(folder, split, qrels)

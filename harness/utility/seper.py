@@ -62,15 +62,16 @@ def hard_seper(
     tau: float,
 ) -> float:
     """Hard SePer: the mean over references r of the summed l_i of the samples whose class is
-    equivalent to r, a class being equivalent when its first member and r entail each other
-    (>= tau). `to_ref[r][i]` = E(sample_i ⊢ r), `from_ref[r][i]` = E(r ⊢ sample_i)."""
+    equivalent to r, a class being equivalent when every member and r entail each other
+    (>= tau): the paper's C_{a*}, "for all r in C_{a*}, r ≡ a*". `to_ref[r][i]` =
+    E(sample_i ⊢ r), `from_ref[r][i]` = E(r ⊢ sample_i)."""
     if not to_ref:
         return math.nan
-    firsts: dict[int, int] = {}
-    for i, c in enumerate(labels):
-        firsts.setdefault(c, i)
     total = []
     for to_r, from_r in zip(to_ref, from_ref):
-        equiv = {c for c, f in firsts.items() if to_r[f] >= tau and from_r[f] >= tau}
+        equiv = set(labels)
+        for i, c in enumerate(labels):
+            if to_r[i] < tau or from_r[i] < tau:
+                equiv.discard(c)  # one member that is not equivalent: the class is not
         total.append(math.fsum(w for w, c in zip(weights, labels) if c in equiv))
     return math.fsum(total) / len(total)

@@ -297,6 +297,12 @@ CASES = [
         expect="duplicate _id 'd1'",
         files=beir(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n'),
     ),
+    H(
+        "beir-duplicate-query",  # refused, as the Hub's BEIR layout refuses it
+        *B,
+        expect="duplicate _id 'q1'",
+        files=beir(queries='{"_id": "q1", "text": "a"}\n{"_id": "q1", "text": "b"}\n'),
+    ),
     H("beir-missing-split", *B, "corpus.split=dev", expect="qrels file not found", files=beir()),
     H(
         "beir-score-not-int",  # a word is a label name, and this one is not a known label

@@ -137,6 +137,15 @@ def _codes(todo: Sequence[Any], vocab: Mapping[str, int], table) -> tuple[list, 
     return codes, given
 
 
+def extra_queries_note(count: int, examples) -> str:
+    """The note line about run queries the benchmark does not score (a run file's, or an API
+    run's): unknown ids, or queries without judgments in the split read."""
+    return (
+        f"{count} query id(s) in the run are not queries the benchmark scores (unknown, or "
+        f"without judgments) and were left out (e.g. {', '.join(map(repr, examples))})"
+    )
+
+
 def unknown_ids_note(found: Mapping[str, Any] | None) -> str | None:
     """The note line about chunk ids the corpus lacks (None when the run has none)."""
     if not found or not found.get("entries"):

@@ -22,6 +22,11 @@ def test_check_overrides_unknown_key_and_bad_value():
         check_overrides(["retrieval.dpeth=3"])
     with pytest.raises(ConfigError, match=r"unknown config key 'corpus.path'; keys under corpus"):
         check_overrides(["corpus.path=/x"])  # demo is packaged: it has no path
+    with pytest.raises(ConfigError, match=r"keys under relevance: grades.*distractors$"):
+        check_overrides(["relevance.nope=1"])  # no "+relevance.nope" hint: it would be refused
+    plugin = ["retriever=custom", "retriever._target_=m.C", "retriever.alpha=1"]
+    with pytest.raises(ConfigError, match=r"use \+retriever.alpha=... to pass a new argument"):
+        check_overrides(plugin)
     with pytest.raises(ConfigError, match=r"metrics.k=\[a\]; Value 'a' of type 'str' could not"):
         check_overrides(["metrics.k=[a]"])
     with pytest.raises(ConfigError, match="cannot parse the overrides"):

@@ -98,5 +98,6 @@ def test_the_api_notes_run_queries_the_benchmark_lacks_as_a_run_file_does(tmp_pa
         notes = harness.evaluate(bench, given, k=[1], name="r").notes
         assert notes == from_file
         assert notes == [
-            "1 query id(s) in the run are not in the benchmark and were left out (e.g. 'q9')"
+            "1 query id(s) in the run are not queries the benchmark scores (unknown, or without "
+            "judgments) and were left out (e.g. 'q9')"
         ]

@@ -81,7 +81,10 @@ def test_coverage_block_and_messages():
     coverage = run_coverage(bench, run, object(), found)
     assert coverage["unknown_ids"] == found and coverage["queries_without_results"] == 0
     # the run's q2 is not in the benchmark: counted as a run file's extra queries are
-    extra = "1 query id(s) in the run are not in the benchmark and were left out (e.g. 'q2')"
+    extra = (
+        "1 query id(s) in the run are not queries the benchmark scores (unknown, or without "
+        "judgments) and were left out (e.g. 'q2')"
+    )
     assert messages(object(), coverage) == [extra, unknown_ids_note(found)]
 
 

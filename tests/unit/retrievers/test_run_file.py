@@ -73,7 +73,7 @@ def test_unknown_ids_reported_unknown_chunks_kept_in_place(tmp_path):
     assert r.notes["unknown_query_ids"] == {"count": 1, "examples": ["q9"]}
     assert r.notes["unknown_chunk_ids"] == {"entries": 1, "distinct": 1, "examples": ["zz"]}
     text = " | ".join(r.messages())
-    assert "1 query id(s) in the run are not in the benchmark" in text
+    assert "1 query id(s) in the run are not queries the benchmark scores" in text
 
 
 def test_lists_longer_than_depth_are_cut_and_counted(tmp_path):

@@ -65,12 +65,22 @@ def test_cluster_greedy_against_first_members():
 def test_hard_sums_classes_equivalent_to_each_reference():
     weights = [0.4, 0.1, 0.2, 0.2, 0.1]
     labels = [0, 0, 1, 0, 1]
-    # ref "Paris": class 0's first member (sample 0) entails it both ways (0.95, 0.95):
-    #   0.4 + 0.1 + 0.2 = 0.7; sample 1's own 0.3 does not matter (judged by the first member)
-    # ref "Lyon": class 1's first member (sample 2): 0.9 and 0.5 >= 0.5: 0.2 + 0.1 = 0.3
+    # a class is equivalent to a reference when every member is (the paper's C_{a*})
+    # ref "Paris": class 0 = samples 0, 1, 3 all entail it both ways: 0.4 + 0.1 + 0.2 = 0.7
+    # ref "Lyon": class 1 = samples 2, 4: both >= 0.5 both ways: 0.2 + 0.1 = 0.3
     to_ref = [[0.95, 0.8, 0.1, 0.95, 0.1], [0.1, 0.1, 0.9, 0.1, 0.6]]
-    from_ref = [[0.95, 0.3, 0.1, 0.95, 0.2], [0.1, 0.1, 0.5, 0.1, 0.1]]
+    from_ref = [[0.95, 0.7, 0.1, 0.95, 0.2], [0.1, 0.1, 0.5, 0.1, 0.55]]
     assert hard_seper(weights, labels, to_ref, from_ref, 0.5) == pytest.approx(0.5, abs=1e-15)
     # tau 0.6: "Lyon" matches nothing (0.5 < 0.6): (0.7 + 0) / 2
     assert hard_seper(weights, labels, to_ref, from_ref, 0.6) == pytest.approx(0.35, abs=1e-15)
     assert math.isnan(hard_seper(weights, labels, [], [], 0.5))
+
+
+def test_hard_needs_every_member_of_a_class_equivalent():
+    """Samples "Paris, France" and "Paris" cluster together; against the reference "France"
+    the first member is equivalent, the second is not: the class is not equivalent (its
+    first member alone would give 1.0)."""
+    weights, labels = [0.5, 0.5], [0, 0]
+    to_ref, from_ref = [[0.9, 0.1]], [[0.9, 0.2]]
+    assert hard_seper(weights, labels, to_ref, from_ref, 0.5) == 0.0
+    assert hard_seper(weights, labels, [[0.9, 0.6]], [[0.9, 0.7]], 0.5) == 1.0
