@@ -30,7 +30,7 @@ def run(cfg: dict[str, Any]):
     for note in result.notes:
         log.info(note)
     print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
-    print(table(result.aggregated, result.metrics, skip=("cluster",)))
+    print(table(result.aggregated, result.metrics, skip=("cluster",), undefined=report == "full"))
     if report == "full":
         print(_full(result))
     if result.path is not None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.core.tables import text
+from harness.strata.semantic import NA  # the label of a query a stratification cannot place
 from metrics.registry import aggregate_of, in_percent
 
 
@@ -30,15 +31,25 @@ WIDTH = 120  # wider tables are printed transposed: one row per metric
 
 
 def table(
-    aggregated: Mapping[str, Any], metric_names: Sequence[str], skip: Sequence[str] = ()
+    aggregated: Mapping[str, Any],
+    metric_names: Sequence[str],
+    skip: Sequence[str] = (),
+    undefined: bool = False,
 ) -> str:
     """One row per stratum (overall, then each stratification's labels except those in
     `skip`), one column per metric; transposed (a row per metric) when that would be wider
-    than a terminal."""
+    than a terminal. The `n/a` rows (queries a stratification cannot label, often one or
+    two) are counted in a line below unless `undefined` asks for them."""
     rows: list[tuple[str, Mapping[str, Any]]] = [("overall", aggregated["overall"])]
+    unlabelled: list[str] = []
     for strat, by_label in aggregated.items():
-        if strat != "overall" and strat not in skip:
-            rows += [(f"{strat}={label}", summary) for label, summary in by_label.items()]
+        if strat == "overall" or strat in skip:
+            continue
+        for label, summary in by_label.items():
+            if label == NA and not undefined:
+                unlabelled.append(f"{strat} {summary['n']}")
+                continue
+            rows.append((f"{strat}={label}", summary))
     header = ["stratum", "n", *metric_names]
     body = [
         [name, str(s["n"]), *(display(m, s["mean"][m]) for m in metric_names)] for name, s in rows
@@ -58,6 +69,11 @@ def table(
         lines.append(
             f"({some}{excluded} {noun} without gold (or without a relevant chunk) {verb} left "
             f"out of the means; NaN in per_query.csv)"
+        )
+    if unlabelled:
+        lines.append(
+            f"(queries with no label, n/a: {', '.join(unlabelled)}; their rows are in "
+            "metrics.json, report=full prints them)"
         )
     tied = ties_line(aggregated["overall"], metric_names)
     if tied:

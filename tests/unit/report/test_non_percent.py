@@ -150,3 +150,29 @@ def test_to_latex_scales_only_shares():
     assert 11 < means[RANK] < 13  # a mean rank, not a share
     row = next(line for line in ev.to_latex().splitlines() if line.startswith("overall &"))
     assert row == f"overall & 48 & {100 * means[SHARE]:.2f} & {means[RANK]:.2f} \\\\"
+
+
+def test_terminal_table_counts_the_unlabelled_rows_instead_of_printing_them():
+    def summary(n, share):
+        return {"n": n, "mean": {SHARE: share, RANK: 3.0}, "excluded": {SHARE: 0, RANK: 0}}
+
+    agg = {
+        "overall": summary(48, 0.5),
+        "dispersion": {"low": summary(47, 0.5), "n/a": summary(1, 1.0)},
+        "alignment": {"mid": summary(48, 0.5)},
+    }
+    short = table(agg, [SHARE, RANK]).splitlines()
+    assert [line.split()[0] for line in short[2:5]] == [
+        "overall",
+        "dispersion=low",
+        "alignment=mid",
+    ]
+    assert short[-1] == (
+        "(queries with no label, n/a: dispersion 1; their rows are in metrics.json, "
+        "report=full prints them)"
+    )
+    full = table(agg, [SHARE, RANK], undefined=True)
+    assert "dispersion=n/a" in full and "no label" not in full
+    # the counts are printed whole: NumRet's total over queries
+    counts = {"overall": {"n": 2, "mean": {"NumRet": 200.0}, "excluded": {"NumRet": 0}}}
+    assert table(counts, ["NumRet"]).splitlines()[2].split() == ["overall", "2", "200"]
