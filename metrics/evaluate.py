@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness.core.errors import HarnessError
 from harness.core.labels import label_order
 from harness.core.run import Run
 from harness.core.types import Benchmark
@@ -58,6 +59,8 @@ def per_query(
         )
         values.update({m.name: np.asarray(computed[(m.family.name, m.k)]) for m in grouped})
     batch = [m for m in metrics if m.family.kind == "standard"]
+    if any(m.family.name == "err" for m in batch):
+        _check_err_grades(benchmark)
     if batch:
         rankings = [run[q.query_id] for q in queries]
         _check_codes(benchmark, rankings)
@@ -86,6 +89,19 @@ def per_query(
                 raise ValueError(f"{m.name} needs its values from harness.utility, one per query")
             values[m.name] = np.asarray(found, dtype=np.float64)
     return {m.name: values[m.name] for m in metrics}
+
+
+def _check_err_grades(benchmark: Benchmark) -> None:
+    """ERR's grades run 0-4 (metrics.standard.ERR_TOP_GRADE): name the first judgment past it."""
+    top = standard.ERR_TOP_GRADE
+    for q in benchmark.queries:
+        for cid, grade in q.judgments.items():
+            if grade > top:
+                raise HarnessError(
+                    f"{benchmark.source}: query '{q.query_id}' grades chunk '{cid}' {grade}, "
+                    f"but ERR reads grades 0-{top} (gdeval's scale, as ir_measures does); map "
+                    f"the grades onto 0-{top} or drop ERR"
+                )
 
 
 def _check_codes(benchmark: Benchmark, rankings) -> None:

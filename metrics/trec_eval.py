@@ -123,7 +123,8 @@ def _params(spec: str, measure: Measure, text: str) -> tuple:
         ok = value is not None and (0 <= value <= 1 if points else value > 0)
         if not ok:
             want = "a recall level between 0 and 1" if points else "a positive whole number"
-            raise ConfigError(f"-m {spec}: '{part}' is not {want}, e.g. P.5,10")
+            example = "iprec_at_recall.0.25,0.5" if points else "P.5,10"
+            raise ConfigError(f"-m {spec}: '{part}' is not {want}, e.g. {example}")
         out.add(value)
     return tuple(sorted(out))
 

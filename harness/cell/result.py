@@ -387,7 +387,9 @@ class Evaluation:
         """DataFrame indexed by (stratum, metric): the mean, the lowest and highest mean over
         every order of tied scores (`low`, `high`), the expected mean under a random order
         (`expected`, NaN where not tractable) and the number of queries whose value depends
-        on ties (`queries`); fractions. See docs/metrics.md#ties."""
+        on ties (`queries`); fractions. A metric without a tie analysis (Bpref, infAP,
+        gm_map, IPrec, ERR, Judged, the counts) has <NA> there, not 0. See
+        docs/metrics.md#ties."""
         records = []
         for stratum, s in self._strata_rows(self.aggregated):
             for m in self.metrics:
@@ -401,10 +403,12 @@ class Evaluation:
                         "low": low,
                         "high": high,
                         "expected": np.nan if expected is None else expected,
-                        "queries": (s.get("tie_queries") or {}).get(m, 0),
+                        "queries": (s.get("tie_queries") or {}).get(m),
                     }
                 )
-        return self._frame(records, ["stratum", "metric"])
+        frame = self._frame(records, ["stratum", "metric"])
+        frame["queries"] = frame["queries"].astype("Int64")  # <NA>: no tie analysis
+        return frame
 
     @property
     def per_query_ties(self):
@@ -423,15 +427,28 @@ class Evaluation:
 
     def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
         """The summary's means as a booktabs LaTeX table with two decimals: shares in percent
-        (* 100), metrics that are not shares (answer_rank, a mean rank) as they are."""
-        from metrics.registry import in_percent
+        (* 100), metrics that are not shares (answer_rank, a mean rank) as they are, counts
+        (NumRet's totals) whole."""
+        from metrics.registry import aggregate_of, in_percent
 
         df = self.summary[["n", *self.metrics]].copy()
         shares = [m for m in self.metrics if in_percent(m)]
         df[shares] = df[shares] * 100
+        whole = {
+            m: (lambda v: "-" if v != v else f"{v:.0f}")
+            for m in self.metrics
+            if aggregate_of(m) == "sum"
+        }
         ranked = f"{len(self.run)} queries ranked" if self.run is not None else "from disk"
         cap = caption or f"{self.name} on {self.corpus} ({ranked})"
-        return df.to_latex(float_format="%.2f", na_rep="-", caption=cap, label=label, escape=True)
+        return df.to_latex(
+            float_format="%.2f",
+            formatters=whole or None,
+            na_rep="-",
+            caption=cap,
+            label=label,
+            escape=True,
+        )
 
     def __repr__(self) -> str:
         return f"<Evaluation {self.name} on {self.corpus}: {len(self.metrics)} metrics>"

@@ -84,7 +84,18 @@ def check_overrides(argv: Sequence[str]) -> None:
     try:
         parsed = OverridesParser.create().parse_overrides(args)
     except Exception as exc:  # Hydra's grammar errors
-        raise ConfigError(f"cannot parse the overrides: {_one_line(exc)}") from None
+        said = _one_line(exc)
+        if "Unknown function" in said:  # a metric name with parentheses, read as a call
+            parts = (p.strip().rstrip(".") for p in said.split(";"))
+            kept: list[str] = []
+            for p in parts:
+                if p and not p.startswith(("Available", "See ")) and not any(p in k for k in kept):
+                    kept.append(p)
+            said = (
+                f"{'; '.join(kept)}; a value with parentheses goes in quotes, "
+                """e.g. 'metrics.names=["P(rel=2)@10",AP]'"""
+            )
+        raise ConfigError(f"cannot parse the overrides: {said}") from None
     groups, others = [], []
     for o in parsed:
         key = o.key_or_group

@@ -109,6 +109,13 @@ class Benchmark:
     # vocab), for the next run scored on it; a changed copy (dataclasses.replace) starts empty
     derived: dict[str, object] = field(default_factory=dict, init=False, compare=False, repr=False)
 
+    @property
+    def one_chunk_groups(self) -> bool:
+        """Whether every relevant chunk is a gold group of its own (BEIR's qrels: BEIR
+        folders, ir_datasets, a Hub dataset in the BEIR layout), not groups the data lists."""
+        meta = self.metadata
+        return meta.get("format") in ("beir", "irds") or meta.get("layout") == "beir"
+
     @cached_property
     def vocab(self) -> dict[str, int]:
         """Chunk id -> position in the corpus: the integer codes rankings may carry."""

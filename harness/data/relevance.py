@@ -202,9 +202,10 @@ def _judge_query(bench: Benchmark, q: Query, spec: RelevanceSpec, counts: dict) 
         grades = {}
     groups = q.groups
     if q.answerable != "no":
-        if not q.groups and not q.absent and labels:
-            # Labelled data without listed groups (BEIR, GaRAGe): each relevant passage is
-            # a group of its own, as BEIR qrels are read.
+        if (not q.groups and not q.absent and labels) or bench.one_chunk_groups:
+            # Labelled data without listed groups (BEIR, GaRAGe), or BEIR's qrels with labels
+            # beside grades: each relevant passage is a group of its own, as BEIR qrels are
+            # read (the groups from the grades alone lost the labelled passages)
             groups = tuple(frozenset([c]) for c, g in grades.items() if g > 0)
         else:
             kept = tuple(frozenset(c for c in g if grades.get(c, 1) > 0) for g in q.groups)

@@ -97,12 +97,14 @@ def _is_utility(name: str) -> bool:
 
 
 def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) -> list[str]:
-    """The metrics to compare: those asked for (each must be in every cell), else all shared."""
+    """The metrics to compare: those asked for (each must be in every cell), else all shared
+    but the counts (NumQ, NumRet, ...: bookkeeping, whose totals would gate on a single
+    document; compared when named)."""
     shared = [m for m in cells[0].values if all(m in c.values for c in cells[1:])]
     if not wanted:
         if not shared:
             raise HarnessError("the results share no metric; score them with one metric set")
-        return shared
+        return [m for m in shared if aggregate_of(m) != "sum"] or shared
     from metrics.registry import AmbiguousMetric, expand, parse_metric
 
     out = []

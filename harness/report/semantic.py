@@ -11,12 +11,13 @@ from typing import Any
 from harness.core.tables import text
 from harness.report.terminal import display
 from harness.strata.semantic import NA, TERTILES
+from metrics.registry import parse_metric
 
 
 def headline(metric_names: Sequence[str]) -> list[str]:
     """The metrics shown in the terminal's semantic tables: those at the largest cutoff
-    (all of them when no name has a cutoff)."""
-    ks = {n: int(n.rsplit("@", 1)[1]) for n in metric_names if "@" in n}
+    (all of them when no name has a cutoff; IPrec@0.5's is a recall level, not a cutoff)."""
+    ks = {n: k for n in metric_names if (k := parse_metric(n).k) is not None}
     if not ks:
         return list(metric_names)
     top = max(ks.values())

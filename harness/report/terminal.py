@@ -22,8 +22,8 @@ def display(metric: str, value: float | None, signed: bool = False) -> str:
     otherwise, a count (a total of NumRet, NumQ, ...) whole; '-' for None or NaN."""
     if value is None or value != value:
         return "-"
-    if float(value).is_integer() and aggregate_of(metric) == "sum":
-        return f"{int(value):{'+' if signed else ''}d}"
+    if aggregate_of(metric) == "sum":  # a total of counts (or its interval): whole
+        return f"{value:{'+' if signed else ''}.0f}"
     return f"{scale(metric) * value:{'+' if signed else ''}.2f}"
 
 

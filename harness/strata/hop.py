@@ -13,18 +13,11 @@ def hop_label(query: Query) -> str:
     return str(query.hop) if query.hop < 5 else "5+"
 
 
-# Formats whose every relevant chunk is a gold group of its own (BEIR's qrels): there the
-# number of groups is the number of relevant chunks, not a number of hops.
-ONE_CHUNK_GROUPS = ("beir", "irds")
-
-
 def group_stratum(benchmark: Benchmark) -> str:
     """What the number of gold groups is called: `hop` (RedQA: a group per fact to find), or
     `relevant` where every relevant chunk is its own group (BEIR, ir_datasets, a Hub
     dataset in the BEIR layout)."""
-    meta = benchmark.metadata
-    beir = meta.get("format") in ONE_CHUNK_GROUPS or meta.get("layout") == "beir"
-    return "relevant" if beir else "hop"
+    return "relevant" if benchmark.one_chunk_groups else "hop"
 
 
 def stratify(benchmark: Benchmark, fields: Sequence[str] = ()) -> dict[str, list[str]]:

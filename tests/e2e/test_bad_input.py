@@ -298,6 +298,13 @@ CASES = [
         files=beir(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n'),
     ),
     H(
+        "beir-err-grade-past-gdeval",
+        *B,
+        "metrics.names=[ERR@10]",
+        expect="query 'q1' grades chunk 'd1' 7, but ERR reads grades 0-4",
+        files=beir(qrels="query-id\tcorpus-id\tscore\nq1\td1\t7\n"),
+    ),
+    H(
         "beir-duplicate-query",  # refused, as the Hub's BEIR layout refuses it
         *B,
         expect="duplicate _id 'q1'",

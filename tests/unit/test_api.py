@@ -232,7 +232,9 @@ def test_counts_are_totals_and_gm_map_geometric_everywhere(tmp_path):
         ap = vals["gm_map"].dropna().clip(lower=1e-5)
         assert ev.summary.loc["overall", "gm_map"] == pytest.approx(np.exp(np.log(ap).mean()))
         assert ev.summary.loc["overall", "gm_map"] < ev.summary.loc["overall", "AP"]
-    report = harness.compare(a.save(tmp_path / "a"), b.save(tmp_path / "b"), bootstrap=100)
+    a_dir, b_dir = a.save(tmp_path / "a"), b.save(tmp_path / "b")
+    assert harness.compare(a_dir, b_dir, bootstrap=0).metrics == ["gm_map", "AP"]  # no counts
+    report = harness.compare(a_dir, b_dir, metrics=["NumRelRet", "gm_map"], bootstrap=100)
     frame = report.to_dataframe().set_index(["metric", "stratum"])
     row = frame.loc[("NumRelRet", "overall")]
     assert row["mean_baseline"] == a.summary.loc["overall", "NumRelRet"]

@@ -31,6 +31,9 @@ def test_check_overrides_unknown_key_and_bad_value():
         check_overrides(["metrics.k=[a]"])
     with pytest.raises(ConfigError, match="cannot parse the overrides"):
         check_overrides(["metrics.k=[1"])
+    with pytest.raises(ConfigError, match=r"Unknown function 'NumRet'.*goes in quotes, e\.g\."):
+        check_overrides(["metrics.names=[AP,NumRet(rel=2)]"])
+    check_overrides(['metrics.names=[AP,"NumRet(rel=2)"]'])
 
 
 def test_override_args_skips_hydra_flags():

@@ -263,6 +263,17 @@ def test_beir_reads_labels_answers_dates_and_unanswerable_queries(tmp_path):
     assert sorted(judged.groups, key=sorted) == [frozenset({"d1"}), frozenset({"d2"})]
 
 
+def test_beir_query_mixing_grades_and_labels_keeps_every_relevant_passage_as_a_group(tmp_path):
+    from harness.data.benchmarks import load_beir
+
+    queries = [{"_id": "1", "text": "x"}, {"_id": "2", "text": "y"}]
+    folder = write_beir(tmp_path, queries, "1\td1\t1\n1\td2\tRELATED\n2\td2\t0\n")
+    one, two = judge(load_beir(folder, name="t")).queries
+    assert one.qrels == {"d1": 1, "d2": 1}
+    assert one.groups == (frozenset({"d1"}), frozenset({"d2"}))  # d2's group was lost
+    assert two.qrels == {"d2": 0} and two.groups == ()
+
+
 def test_beir_grade_and_label_for_one_pair_is_an_error(tmp_path):
     from harness.data.benchmarks import load_beir
 

@@ -176,3 +176,10 @@ def test_terminal_table_counts_the_unlabelled_rows_instead_of_printing_them():
     # the counts are printed whole: NumRet's total over queries
     counts = {"overall": {"n": 2, "mean": {"NumRet": 200.0}, "excluded": {"NumRet": 0}}}
     assert table(counts, ["NumRet"]).splitlines()[2].split() == ["overall", "2", "200"]
+
+
+def test_semantic_tables_show_the_metrics_at_the_largest_cutoff_not_a_recall_level():
+    from harness.report.semantic import headline
+
+    assert headline(["IPrec@0.5", "P@5", "AP", "P@10", "nDCG@10"]) == ["P@10", "nDCG@10"]
+    assert headline(["IPrec@0.5", "AP"]) == ["IPrec@0.5", "AP"]
