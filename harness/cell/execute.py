@@ -484,6 +484,13 @@ class _DataId:
     name: str
     checksum: str
 
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Nothing of labels or dates is known unparsed: a strata file's relevance settings
+        are checked where the benchmark is read (a changed `relevance` already makes the
+        stored cell differ)."""
+        return {}
+
 
 def _up_to_date(plan: CellPlan, name: str, label) -> Evaluation | None:
     """The stored cell, shown from disk, when it is up to date and that can be decided from

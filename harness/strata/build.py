@@ -74,6 +74,16 @@ def make_embedder(name: str, runtime: Mapping[str, Any]):
         raise ConfigError(f"strata.embedder '{name}': {exc}") from None
 
 
+def relevance_param(cfg: Mapping[str, Any], bench: Benchmark) -> dict[str, Any]:
+    """The `relevance` settings, where they shape the gold the strata read (a benchmark with
+    labels or dates, which harness.data.relevance judged): {"relevance": ...}; else {}."""
+    if "relevance" not in bench.metadata:
+        return {}
+    from harness.data.relevance import RelevanceSpec
+
+    return {"relevance": RelevanceSpec.from_config(cfg.get("relevance")).as_config()}
+
+
 def strata_params(cfg: Mapping[str, Any], extractor, embedder) -> dict[str, Any]:
     """Everything the strata depend on; a file whose params differ is rebuilt or refused."""
     s = cfg["strata"]
@@ -113,7 +123,7 @@ def build(bench: Benchmark, cfg: Mapping[str, Any], runtime: Mapping[str, Any]) 
     timings: dict[str, float] = {}
     extractor = make_extractor(cfg["extractor"], runtime)
     embedder = make_embedder(cfg["strata"]["embedder"], {**runtime, "progress": True})
-    params = strata_params(cfg, extractor, embedder)
+    params = {**strata_params(cfg, extractor, embedder), **relevance_param(cfg, bench)}
 
     t = time.perf_counter()
     chunk_ids = list(bench.corpus)

@@ -82,10 +82,11 @@ def mismatch(doc: Mapping[str, Any], checksum: str, params: Mapping[str, Any]) -
     return None
 
 
-def run_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
+def run_params(cfg: Mapping[str, Any], bench) -> dict[str, Any]:
     """The parameters a run can check without loading the extractor's corpus statistics or the
-    embedder: the extractor's settings, the embedder's name, k, τ, γ, seed, SCC threshold."""
-    from harness.strata.build import make_extractor
+    embedder: the extractor's settings, the embedder's name, k, τ, γ, seed, SCC threshold,
+    and for a labelled or dated benchmark the relevance settings (they shape its gold)."""
+    from harness.strata.build import make_extractor, relevance_param
 
     s = cfg["strata"]
     extractor = make_extractor(cfg["extractor"], {"cache": False})
@@ -97,6 +98,7 @@ def run_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
         "resolution": float(s["resolution"]),
         "seed": int(s["seed"]),
         "scc_min": s["scc_min"],
+        **relevance_param(cfg, bench),
     }
 
 
@@ -120,7 +122,7 @@ def _ensure(bench, cfg, runtime, path: Path, force: bool) -> tuple[dict[str, Any
     if path.is_file() and not force:
         try:
             doc = load(path)
-            why = mismatch(doc, bench.checksum, run_params(cfg))
+            why = mismatch(doc, bench.checksum, run_params(cfg, bench))
         except HarnessError as exc:
             why = str(exc)
         if why is None:
@@ -155,7 +157,7 @@ def for_run(cfg: Mapping[str, Any], bench) -> tuple[dict[str, Any] | None, Path,
             f"{rebuild_command(cfg, bench.name)[: -len(' --force')]}",
         )
     doc = load(path)
-    why = mismatch(doc, bench.checksum, run_params(cfg))
+    why = mismatch(doc, bench.checksum, run_params(cfg, bench))
     if why is not None:
         raise HarnessError(
             f"strata file {path} does not fit this run: {why}; rebuild it with: "

@@ -1,0 +1,37 @@
+"""A strata file records what its strata depend on: for a benchmark with labels or dates,
+the relevance settings too (they decide which passages are gold), so a run under other
+settings refuses the file instead of reporting strata of other gold."""
+
+import json
+
+import harness
+from harness.data.relevance import RelevanceSpec, judge
+from harness.strata.build import relevance_param
+from harness.strata.file import mismatch
+
+
+def _labelled(tmp_path):
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    corpus = [{"_id": "d1", "text": "Paris"}, {"_id": "d2", "text": "Rome"}]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in corpus) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "1", "text": "x"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n1\td1\tRELATED\n1\td2\tIRRELEVANT\n"
+    )
+    return harness.load_benchmark(folder)
+
+
+def test_labelled_benchmarks_key_their_strata_by_the_relevance_settings(tmp_path):
+    raw = _labelled(tmp_path)
+    strict = {"grades": {"RELATED": 0, "IRRELEVANT": 0, "ANSWER-THE-QUESTION": 2}}
+    loose = {"grades": {"RELATED": 1, "IRRELEVANT": 1, "ANSWER-THE-QUESTION": 2}}
+    a = relevance_param({"relevance": loose}, judge(raw, RelevanceSpec.from_config(loose)))
+    assert a == {"relevance": RelevanceSpec.from_config(loose).as_config()}
+    b = relevance_param({"relevance": strict}, judge(raw, RelevanceSpec.from_config(loose)))
+    doc = {"checksum": "sha256:x", "params": {"k": 50, **a}}
+    assert mismatch(doc, "sha256:x", {"k": 50, **a}) is None
+    assert "it was built with relevance = " in mismatch(doc, "sha256:x", {"k": 50, **b})
+    # a benchmark without labels or dates: the settings change nothing, and are not recorded
+    demo = judge(harness.load_benchmark("demo"), RelevanceSpec.from_config(strict))
+    assert relevance_param({"relevance": strict}, demo) == {}
