@@ -86,10 +86,11 @@ def _summary(s) -> dict:
 
 
 def _cell(v: Value) -> str:
-    if v.text is not None:
+    if v.text is not None and not (v.best or v.mark or v.stale):
         cls = {"OK": "ok", "OK (ties)": "ok", "FAIL": "fail"}.get(v.text, "")
         return f'<td class="{cls}">{html.escape(v.text)}</td>'
-    s = "-" if v.value is None else f"{v.value:.2f}"
+    # a number written as text (an AUROC to 3 decimals) keeps its marks, as in Markdown
+    s = html.escape(v.text) if v.text is not None else "-" if v.value is None else f"{v.value:.2f}"
     s += ("*" if v.mark else "") + ("†" if v.stale else "")
     s = "<b>" + s + "</b>" if v.best else s
     if v.ci is not None:

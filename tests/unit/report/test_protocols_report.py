@@ -124,6 +124,8 @@ def test_leaderboard_table_renders_in_every_format(board):
     assert rows[1] == "BM25,40,10,0.612,0.600,0.580,30.0,50.0"
     page = table_html(t)
     assert "deflection on the retrieval side" in page and "0.612" in page
+    # the AUROCs are written as text (3 decimals): bold and marks survive in HTML too
+    assert '<td class="num"><b>0.800</b></td>' in page and "<b>0.580</b>" in page
 
 
 def test_stale_cells_are_never_best_and_no_share_columns_without_labels(board):
@@ -136,6 +138,7 @@ def test_stale_cells_are_never_best_and_no_share_columns_without_labels(board):
     assert [v.best for v in bm25[2:]] == [True, True, True]
     assert not any(v.best for v in dense) and dense[2].stale
     assert any("†" in n for n in t.notes)
+    assert '<td class="num">0.800†</td>' in table_html(t)
     board.cells["garage"]["old"] = _entry("garage", "old", None)  # from before the block
     t = deflection_table(board, "garage", Options())
     assert [label for label, _ in t.rows] == ["BM25", "DENSE"]
