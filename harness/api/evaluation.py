@@ -62,7 +62,7 @@ def evaluate(
     and `nli`: model objects of your own to use instead of the configured ones."""
     from harness.api.loading import load_benchmark
     from harness.cell.execute import result_of, score
-    from harness.cell.plan import CellPlan
+    from harness.cell.plan import CellPlan, api_words
     from harness.core.run.files import apply_unknown_ids
     from harness.data.relevance import judge
     from metrics.registry import metrics_for
@@ -83,7 +83,10 @@ def evaluate(
         "fields": [fields] if isinstance(fields, str) else fields,
         "unknown_ids": unknown_ids,
     }
-    asked = metrics_for(names, ks, 2**62, relevance_level or 1)
+    try:
+        asked = metrics_for(names, ks, 2**62, relevance_level or 1)
+    except ConfigError as exc:  # the keywords the caller wrote, not their config keys
+        raise type(exc)(api_words(str(exc))) from None
     section = _utility_section(asked, utility)
     if relevance is not None and not isinstance(relevance, Mapping):
         raise ConfigError(

@@ -143,7 +143,10 @@ class CellPlan:
             config = OmegaConf.to_container(merged)
         config["retriever"], config["corpus"] = dict(retriever), dict(corpus)
         config["results"]["write"] = False
-        return cls.from_config(config)
+        try:
+            return cls.from_config(config)
+        except ConfigError as exc:  # name the keyword the caller wrote, not its config key
+            raise type(exc)(api_words(str(exc))) from None
 
     def with_depth(self, depth: int) -> CellPlan:
         """The same plan retrieving (or reading) `depth` results per query."""
@@ -171,6 +174,15 @@ API_KEYS = {
     "fields": ("strata", "fields"),
     "unknown_ids": ("run", "unknown_ids"),
 }
+
+
+def api_words(message: str) -> str:
+    """A config error as the Python API's caller reads it: `metrics.k` is the keyword `k`,
+    `metrics.names` the keyword `metrics` (harness.evaluate's and Experiment's)."""
+    for keyword, (section, key) in API_KEYS.items():
+        name = "metrics" if keyword == "names" else keyword
+        message = re.sub(rf"(?<![\w.]){section}\.{key}(?![\w.])", name, message)
+    return message
 
 
 def utility_spec(section: Any, metrics) -> Any:

@@ -244,3 +244,21 @@ def test_counts_are_totals_and_gm_map_geometric_everywhere(tmp_path):
     df = harness.Experiment(["bm25", "bm25-simple"], "demo", ["NumRet", "gm_map"], permutations=50)
     assert df.loc[0, "NumRet"] == a.summary.loc["overall", "NumRet"]
     assert df.loc[0, "gm_map"] == a.summary.loc["overall", "gm_map"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"k": 0}, "k must hold positive integers, got 0"),
+        ({"metrics": []}, "metrics is empty"),
+        ({"depth": 0}, "depth must be a positive integer, got 0"),
+        ({"bootstrap": -1}, "bootstrap must be an integer >= 0"),
+        ({"no_relevant": "x"}, "no_relevant is 'x'; valid: skip"),
+        ({"k": [10], "depth": 5}, "depth=5 is smaller than the largest K (10); raise depth"),
+    ],
+)
+def test_api_errors_name_the_keywords_the_caller_wrote(kwargs, message):
+    with pytest.raises(ConfigError) as err:
+        harness.evaluate("demo", "bm25", **kwargs)
+    assert str(err.value).startswith(message) and "metrics.k" not in str(err.value)
+    assert "retrieval.depth" not in str(err.value) and "stats." not in str(err.value)
