@@ -82,9 +82,10 @@ def _legend_outside(fig, axes, n_entries: int) -> None:
 
 
 def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) -> list[Path]:
-    """One panel per corpus with values: PerfRecall@K (y) by hop depth (x), one marker
-    series per retriever, dodged sideways so identical series stay visible; one legend
-    outside the panels. Corpora whose cells lack PerfRecall@K get no (empty) panel."""
+    """One panel per corpus with values: PerfRecall@K (y) by hop depth (x) with its 95 %
+    bootstrap interval where the cell has one, one marker series per retriever, dodged
+    sideways so identical series stay visible; one legend outside the panels. Corpora whose
+    cells lack PerfRecall@K get no (empty) panel."""
     from harness.report.leaderboard.tables import hop_labels
 
     plt = _plt()
@@ -106,9 +107,15 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
             e = board.cells[corpus][name]
             ys = [e.mean(metric, "hop", h) for h in hops]
             ys = [np.nan if y is None else 100 * y for y in ys]
-            ax.plot(
+            cis = [e.ci(metric, "hop", h) for h in hops]
+            below = [0.0 if c is None or y != y else y - 100 * c[0] for y, c in zip(ys, cis)]
+            above = [0.0 if c is None or y != y else 100 * c[1] - y for y, c in zip(ys, cis)]
+            ax.errorbar(
                 [i + dx for i in range(len(hops))],
                 ys,
+                yerr=[below, above],
+                elinewidth=0.7,
+                capsize=2,
                 label=board.label(name) + (" †" if e.stale else ""),
                 linewidth=0.9,
                 alpha=0.9,
@@ -126,7 +133,10 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
         ax.set_ylabel(f"PerfRecall@{k} (%)")
     for ax in list(axes.flat)[len(drawn) :]:
         ax.set_visible(False)
-    title = f"PerfRecall@{k} by hop depth: every gold group must be in the top {k}"
+    title = (
+        f"PerfRecall@{k} by hop depth: every gold group must be in the top {k}\n"
+        "(bars: 95 % bootstrap interval of the mean)"
+    )
     skipped = [c for c in corpora if c not in drawn]
     if skipped:
         title += f"\n(not computed for {', '.join(skipped)})"
@@ -148,9 +158,10 @@ def _has(board: Board, corpus: str, metric: str, strat: str = "overall") -> bool
 
 def coverage_vs_similarity(board: Board, corpora: list[str], out: Path, k: int = 10):
     """Coverage@K (y) against the corpus's Similarity (%) (x): one marker per (retriever,
-    corpus), no lines (corpora are not a series), dodged sideways within a corpus so none
-    hides another; corpus names on the top axis; the legend outside. Corpora without a
-    Similarity or without Coverage@K are left out (named in the title)."""
+    corpus) at exactly its corpus's Similarity (a corpus has one), no lines (corpora are not
+    a series), each retriever its own marker shape, half transparent so equal values stay
+    visible; corpus names on the top axis; the legend outside. Corpora without a Similarity
+    or without Coverage@K are left out, named in the title for what they lack."""
     plt = _plt()
     metric = f"coverage@{k}"
     have = [
@@ -166,23 +177,21 @@ def coverage_vs_similarity(board: Board, corpora: list[str], out: Path, k: int =
     names = board.retrievers(have)
     styles = _styles(names)
     span = max(xs.values()) - min(xs.values()) if len(have) > 1 else 10.0
-    gaps = [b - a for a, b in zip(sorted(xs.values()), sorted(xs.values())[1:])]
-    # wide enough that markers sit apart, narrow enough that corpora never mix
-    width = min(max(span, 10.0) * 0.12, 0.6 * min(gaps, default=span))
-    width = max(width, max(span, 10.0) * 0.02)
+    margin = max(span, 10.0) * 0.08
     fig, ax = plt.subplots(figsize=(7.2, 4.4))
     series = order(board, have, metric)[::-1]
-    for name, dx in zip(series, _dodge(len(series), width)):
+    for name in series:
         pts = [(xs[c], board.cells[c][name].mean(metric)) for c in have if name in board.cells[c]]
-        pts = [(x + dx, 100 * y) for x, y in pts if y is not None]
+        pts = [(x, 100 * y) for x, y in pts if y is not None]
         if pts:
             ax.plot(
                 *zip(*pts),
                 linestyle="none",
                 label=board.label(name),
-                markersize=7,
+                markersize=8,
+                alpha=0.75,
                 markeredgecolor="black",
-                markeredgewidth=0.4,
+                markeredgewidth=0.5,
                 **styles[name],
             )
     for c in have:
@@ -190,14 +199,18 @@ def coverage_vs_similarity(board: Board, corpora: list[str], out: Path, k: int =
     top = ax.secondary_xaxis("top")
     top.set_xticks([xs[c] for c in have], _spread_labels(have, xs, span), fontsize=8)
     top.tick_params(length=0)
-    ax.set_xlim(min(xs.values()) - 2 * width - 1, max(xs.values()) + 2 * width + 1)
+    ax.set_xlim(min(xs.values()) - margin, max(xs.values()) + margin)
     ax.set_xlabel(f"corpus Similarity (%): mean cosine of chunk pairs ({', '.join(embedders)})")
     ax.set_ylabel(f"Coverage@{k} (%)")
     ax.set_ylim(-3, 103)
-    missing = [c for c in corpora if c not in have]
-    title = f"Coverage@{k} against corpus Similarity (markers dodged within a corpus)"
-    if missing:
-        title += f"\n(no Similarity or Coverage@{k} for {', '.join(missing)})"
+    title = f"Coverage@{k} against corpus Similarity"
+    no_sim = [c for c in corpora if board.diagnostics.get(c, {}).get("similarity") is None]
+    no_cov = [c for c in corpora if c not in no_sim and c not in have]
+    lacks = [f"no Similarity for {', '.join(no_sim)}: python -m harness.diagnose corpus=..."]
+    lacks = lacks if no_sim else []
+    lacks += [f"no Coverage@{k} for {', '.join(no_cov)}"] if no_cov else []
+    if lacks:
+        title += "\n(" + "; ".join(lacks) + ")"
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     _legend_outside(fig, [ax], len(names))
@@ -256,20 +269,26 @@ def cluster_boxplots(board: Board, corpus: str, out: Path, k: int = 10) -> list[
 
 
 def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[Path]:
-    """Chunks (x) against queries (y) per semantic cluster, coloured by the cluster's mean
-    Coverage@K for each retriever; zero-query clusters in grey on the bottom line."""
+    """Chunks (x) against queries (y) per semantic cluster of at least min_cluster_entities
+    entities (the clusters the run's coverage figures count), coloured by the cluster's mean
+    Coverage@K, one panel per retriever with cluster values, in the box plots' order;
+    zero-query clusters in grey on the bottom line; MSC, SCC and ZQC as the run reports them."""
     strata = board.strata.get(corpus)
     if not strata:
         return []
     plt = _plt()
     from matplotlib.colors import Normalize
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     cells = board.cells[corpus]
     metric = f"coverage@{k}"
-    names = [n for n in order(board, [corpus], metric)[::-1] if cells[n].doc.get("semantic")]
+    with_strata = [n for n in order(board, [corpus], metric) if cells[n].doc.get("semantic")]
+    names = [n for n in with_strata if _cluster_means(cells[n], metric)]
     if not names:
         return []
-    clusters = strata["clusters"]
+    coverage = cells[names[0]].doc["semantic"].get("coverage") or {}
+    min_entities = coverage.get("min_cluster_entities", 1)
+    clusters = [c for c in strata["clusters"] if c["n_entities"] >= min_entities]
     chunks = np.array([c["n_chunks"] for c in clusters], dtype=float)
     queries = np.array([c["n_queries"] for c in clusters], dtype=float)
     ids = [str(c["id"]) for c in clusters]
@@ -287,7 +306,7 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
     norm = Normalize(0, 100)
     sc = None
     for ax, name in zip(axes.flat, names):
-        by = (cells[name].doc.get("results") or {}).get("cluster") or {}
+        by = _cluster_means(cells[name], metric)
         color = np.array(
             [
                 100 * by[i]["mean"][metric]
@@ -305,6 +324,14 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
             edgecolors="none",
         )
         keep = ~zero & ~np.isnan(color)
+        ax.scatter(  # touched, but no query's primary cluster: no cluster mean to colour
+            chunks[~zero & np.isnan(color)],
+            queries[~zero & np.isnan(color)],
+            s=14,
+            facecolors="white",
+            edgecolors="black",
+            linewidths=0.5,
+        )
         sc = ax.scatter(
             chunks[keep],
             queries[keep],
@@ -317,6 +344,9 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
         )
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # 1, 10, 100 rather than 10^0 and crowded minors
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
         ax.set_title(board.label(name))
     for ax in axes[-1, :]:
         ax.set_xlabel("chunks in the cluster")
@@ -329,16 +359,29 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
     fig.text(  # the key for the grey dots, below the panels rather than over the data
         0.01,
         -0.02,
-        f"grey dots on the bottom line: the {int(zero.sum())} clusters no query touches",
+        f"grey dots on the bottom line: the {int(zero.sum())} clusters no query touches; "
+        "white: touched, but no query's primary cluster (so no cluster mean)",
         fontsize=8,
         color="dimgrey",
     )
-    s = strata.get("summary") or {}
-    fig.suptitle(
-        f"{corpus}: query coverage of the semantic clusters (MSC {100 * s.get('msc', 0):.1f}%, "
-        f"SCC {100 * s.get('scc', 0):.1f}%, {s.get('zqc', int(zero.sum()))} zero-query clusters)"
+    s = coverage if "msc" in coverage else strata.get("summary") or {}
+    title = (
+        f"{corpus}: query coverage of the {len(clusters)} semantic clusters"
+        + (f" of ≥ {min_entities} entities" if min_entities > 1 else "")
+        + f" (MSC {100 * s.get('msc', 0):.1f}%, SCC {100 * s.get('scc', 0):.1f}%, "
+        f"ZQC {s.get('zqc', int(zero.sum()))})"
     )
+    left = [board.label(n) for n in with_strata if n not in names]
+    if left:
+        title += f"\n(no cluster values: {', '.join(left)})"
+    fig.suptitle(title)
     return _save(fig, out, f"clusters_scatter_{corpus}")
+
+
+def _cluster_means(cell, metric: str) -> dict:
+    """cluster id -> the cell's summary there, for the clusters where `metric` has a mean."""
+    by = (cell.doc.get("results") or {}).get("cluster") or {}
+    return {i: s for i, s in by.items() if (s.get("mean") or {}).get(metric) is not None}
 
 
 def all_plots(board: Board, corpora: list[str], out: Path, k: int = 10) -> list[Path]:

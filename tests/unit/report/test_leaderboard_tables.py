@@ -203,3 +203,23 @@ def test_the_packaged_demo_is_left_out_unless_named():
     assert _corpora(b, ["demo", "finance"]) == ["demo", "finance"]
     b.cells = {"demo": {"bm25": _entry("demo", "bm25", 0.5, 0.3)}}
     assert _corpora(b, None) == ["demo"]  # all there is
+
+
+def test_coverage_plot_puts_every_retriever_at_its_corpus_similarity(board, tmp_path, monkeypatch):
+    """One Similarity per corpus: markers are not spread sideways as if each retriever had
+    its own; a corpus without Similarity is named for that, not for Coverage."""
+    from harness.report.leaderboard import plots
+
+    drawn = {}
+
+    def keep(fig, out, stem):
+        drawn["fig"] = fig
+        return []
+
+    monkeypatch.setattr(plots, "_save", keep)
+    plots.coverage_vs_similarity(board, ["finance", "legal"], tmp_path)
+    ax = drawn["fig"].axes[0]
+    xs = {float(x) for line in ax.get_lines() if line.get_linestyle() == "None"
+          for x in line.get_xdata()}  # fmt: skip
+    assert len(xs) == 1 and xs.pop() == pytest.approx(35.1)
+    assert "no Similarity for legal" in ax.get_title() and "Coverage" not in ax.get_title()[40:]
