@@ -245,20 +245,19 @@ def _fill(
             f"already in {cache.dir}"
         )
     remaining = sum(cache.rows(i)[1] - cache.rows(i)[0] for i in todo)
-    bar = Progress(remaining, label, "text", enabled=progress and bool(todo))
-    for i in todo:
-        start, stop = cache.rows(i)
-        arr = encode(texts[start:stop])
-        if dims and arr.shape[1] not in dims:
-            raise HarnessError(
-                f"{label}: fresh embeddings have dimension {arr.shape[1]} but the cached ones in "
-                f"{cache.dir} have {dims.pop()}: the model changed under the same id and revision; "
-                f"delete that folder or run with cache=false"
-            )
-        dims.add(arr.shape[1])
-        cache.save_shard(i, arr)
-        checkpoint("encode")  # reliability tests: a kill here must cost only this run
-        parts[i - shards.start] = arr
-        bar.update(stop - start)
-    bar.close()
+    with Progress(remaining, label, "text", enabled=progress and bool(todo)) as bar:
+        for i in todo:
+            start, stop = cache.rows(i)
+            arr = encode(texts[start:stop])
+            if dims and arr.shape[1] not in dims:
+                raise HarnessError(
+                    f"{label}: fresh embeddings have dimension {arr.shape[1]} but the cached "
+                    f"ones in {cache.dir} have {dims.pop()}: the model changed under the same "
+                    f"id and revision; delete that folder or run with cache=false"
+                )
+            dims.add(arr.shape[1])
+            cache.save_shard(i, arr)
+            checkpoint("encode")  # reliability tests: a kill here must cost only this run
+            parts[i - shards.start] = arr
+            bar.update(stop - start)
     return parts, {"cached": len(shards) - len(todo), "encoded": len(todo)}

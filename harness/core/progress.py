@@ -1,12 +1,15 @@
 """Progress of long work (encoding, strata building): a tqdm bar on a terminal, and where
 nobody watches a bar (CI, SLURM logs, a pipe) one `note:` line at a steady interval with
-done/total, rate and ETA, so a log shows that the work moves and when it will end."""
+done/total, rate and ETA, so a log shows that the work moves and when it will end. When one
+part of the work (a cache shard of 1,024 texts) takes longer than the interval, a line still
+comes every interval, saying how long the current part has been running."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -24,9 +27,12 @@ class Progress:
         self.done = 0
         self.enabled = enabled and total > 0
         self._bar: Any = None
-        self._started = self._last = time.monotonic()
+        self._started = self._last = self._updated = time.monotonic()
         self._logged = False
         self.interval = _interval()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
         if self.enabled and _on_terminal():
             try:
                 from tqdm import tqdm
@@ -34,6 +40,9 @@ class Progress:
                 self._bar = tqdm(desc=label, unit=unit, total=total, file=sys.stderr)
             except ImportError:  # tqdm comes with the dependencies; the log lines stand in
                 self._bar = None
+        if self.enabled and self._bar is None and self.interval > 0:
+            self._beat = threading.Thread(target=self._heartbeat, daemon=True)
+            self._beat.start()
 
     def __enter__(self) -> Progress:
         return self
@@ -49,10 +58,25 @@ class Progress:
             self._bar.update(n)
             return
         now = time.monotonic()
-        if now - self._last >= self.interval and self.done < self.total:
+        with self._lock:
+            self._updated = now
+            if now - self._last < self.interval or self.done >= self.total:
+                return
             self._last = now
             self._logged = True
-            log.info(self.line(now))
+        log.info(self.line(now))
+
+    def _heartbeat(self) -> None:
+        """A line every interval while no update came: the log shows the work is alive."""
+        while not self._stop.wait(self.interval / 4):
+            now = time.monotonic()
+            with self._lock:
+                if now - self._last < self.interval or self.done >= self.total:
+                    continue
+                self._last = now
+                self._logged = True
+                running = now - self._updated
+            log.info(f"{self.line(now)}; the current part running for {_duration(running)}")
 
     def line(self, now: float | None = None) -> str:
         """'encoding x: 2,048/9,000 texts (23%), 85.1 texts/s, ETA 1 min 22 s'."""
@@ -68,6 +92,10 @@ class Progress:
         return text
 
     def close(self, failed: bool = False) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
+            self._beat = None
         if self._bar is not None:
             self._bar.close()
             self._bar = None

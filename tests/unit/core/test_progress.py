@@ -34,3 +34,30 @@ def test_disabled_and_empty_say_nothing(monkeypatch, caplog):
     with Progress(0, "y") as bar:
         pass
     assert caplog.records == []
+
+
+def test_a_long_part_still_gets_a_line_every_interval(monkeypatch, caplog):
+    """One part (a cache shard) outlasting the interval: the heartbeat says the work is
+    alive and how long the current part has been running, without any update."""
+    import threading
+
+    monkeypatch.setenv("HARNESS_PROGRESS_S", "0.05")
+    caplog.set_level(logging.INFO, logger="harness")
+    seen = threading.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record):
+            if "the current part running for" in record.getMessage():
+                seen.set()
+
+    watch = Watch()
+    logging.getLogger("harness").addHandler(watch)
+    try:
+        with Progress(4, "encoding corpus", "text") as bar:
+            bar.update(1)
+            assert seen.wait(60)  # a generous bound: a heartbeat comes while nothing updates
+    finally:
+        logging.getLogger("harness").removeHandler(watch)
+    beat = next(r.getMessage() for r in caplog.records if "current part" in r.getMessage())
+    assert beat.startswith("encoding corpus: 1/4 texts (25%)")
+    assert bar._beat is None  # the heartbeat thread ended with the work
