@@ -40,6 +40,13 @@ class OpenAIEncoder:
             raise ConfigError(
                 f"retriever.batch_size must be a positive integer, got {batch_size!r}"
             )
+        if dimensions is not None and (
+            isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1
+        ):
+            raise ConfigError(
+                f"retriever.dimensions must be a positive integer (or null: the model's own), "
+                f"got {dimensions!r}"
+            )
         self.api = ApiClient(
             base_url=base_url,
             api_key_env=api_key_env,

@@ -212,6 +212,11 @@ def _strata(strata, bench: Benchmark):
                 )
             out[str(key)] = [str(labels[q]) for q in ids]
         else:
+            if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+                raise ConfigError(
+                    f"strata['{key}'] is {labels!r}; give a label per query in benchmark order "
+                    "(a list) or a {query_id: label} mapping"
+                )
             labels = [str(x) for x in labels]
             if len(labels) != len(ids):
                 raise ConfigError(

@@ -89,6 +89,9 @@ class CellPlan:
                 for k, d in (("device", "auto"), ("cache", True), ("cache_dir", None))
             }
         )
+        from retrievers.encoders import parse_devices  # checked even where no model runs
+
+        parse_devices(runtime.device)
         results = config["results"]
         if not isinstance(results.get("dir"), str) or not results["dir"].strip():
             raise ConfigError(

@@ -7,6 +7,7 @@ no empty `results/`, no lock or temp file (docs/reliability.md)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,6 +68,17 @@ class Case:
     env: dict[str, str | None] = field(default_factory=dict)
     needs_cpu_torch: bool = False
     edit: Callable[[Path], None] | None = None  # changes the copied cells (gets the case folder)
+
+
+def log_case(entry: str, id: str, args, files, message: str) -> None:
+    """With HARNESS_CASE_LOG set (scripts/bad_input_table.py), one JSON line per case that
+    passed: what went in and the error the user saw, for the table in docs/bad-input.md."""
+    path = os.environ.get("HARNESS_CASE_LOG")
+    if not path:
+        return
+    record = {"entry": entry, "id": id, "args": list(args), "files": sorted(files)}
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({**record, "message": message.strip()}) + "\n")
 
 
 def H(id, *args, expect, **kw):  # noqa: N802 -- short names keep the table readable
@@ -599,6 +611,7 @@ def test_bad_input_is_one_error_line_and_writes_nothing(case: Case, tmp_path, go
     assert case.expect in res.stderr, res.stderr
     assert "Traceback" not in res.stdout + res.stderr
     assert _snapshot(tmp_path) == before, "the failed run left files behind"
+    log_case(f"python -m {case.module}", case.id, case.args, case.files, res.stderr)
 
 
 def test_the_campaign_is_big_enough():
