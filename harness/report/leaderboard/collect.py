@@ -236,7 +236,8 @@ def _strata(results_dir: Path, corpus: str, cells: dict[str, Evaluation], proble
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
             clusters = [
-                {k: int(c[k]) for k in ("id", "n_chunks", "n_queries", "n_entities")}
+                {k: int(c[k]) for k in ("id", "n_chunks", "n_queries")}
+                | {"n_entities": int(c.get("n_entities", 0)) or None}
                 | {"label": str(c.get("label") or "")}
                 for c in doc["clusters"]
             ]

@@ -42,7 +42,8 @@ def _data(board: Board, corpora: list[str]) -> dict:
                     "strata": strata,
                     "provenance": {
                         "path": str(e.path),
-                        "date": e.date,
+                        # no date: when a cell ran is in its timings.json, the one file a
+                        # rerun may change; the page is the same bytes for the same results
                         "checksum": e.checksum,
                         "versions": prov.get("versions"),
                         "git": prov.get("git"),
@@ -292,7 +293,7 @@ _SCRIPT = r"""
       const det = document.createElement('details');
       const sum = document.createElement('summary');
       const p = r.cell.provenance;
-      sum.textContent = (p.date || 'date unknown') + (p.git && p.git.commit ? ' · ' + String(p.git.commit).slice(0, 8) : '');
+      sum.textContent = 'provenance' + (p.git && p.git.commit ? ' · ' + String(p.git.commit).slice(0, 8) : '');
       const pre = document.createElement('pre');
       pre.textContent = JSON.stringify(p, null, 2);
       det.appendChild(sum); det.appendChild(pre); prov.appendChild(det); tr.appendChild(prov);

@@ -288,7 +288,8 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
         return []
     coverage = cells[names[0]].doc["semantic"].get("coverage") or {}
     min_entities = coverage.get("min_cluster_entities", 1)
-    clusters = [c for c in strata["clusters"] if c["n_entities"] >= min_entities]
+    # (a strata file without entity counts: every cluster)
+    clusters = [c for c in strata["clusters"] if (c["n_entities"] or min_entities) >= min_entities]
     chunks = np.array([c["n_chunks"] for c in clusters], dtype=float)
     queries = np.array([c["n_queries"] for c in clusters], dtype=float)
     ids = [str(c["id"]) for c in clusters]
