@@ -357,8 +357,8 @@ def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path
         "column. [low, high]: 95 % bootstrap interval of the mean. <i>not computed</i>: the cell "
         "was not scored with that metric (hover for how to add it); <i>no strata</i>: the cell "
         "was scored before those strata were built; -: no query of the cell in that stratum. "
-        "Provenance: when the cell was computed, with its config, package "
-        "versions, git commit and data checksum.</p>",
+        "Provenance: the cell's config, package versions, git commit and data checksum "
+        "(when it ran is in its timings.json).</p>",
         "<h2>Paper tables</h2>",
         *(table_html(t) for t in tables),
     ]
