@@ -155,6 +155,9 @@ class Dense:
         )
         self.backend.build(emb, list(corpus))
         self.notes = {"search": self.backend.describe()}
+        provenance = getattr(self.encoder, "provenance", None)
+        if provenance is not None:  # the model as loaded: its resolved revision
+            self.notes["model"] = provenance()
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:
         """Top `depth` chunks per query by inner product (cosine when normalised)."""

