@@ -18,7 +18,10 @@ def evaluate(
     hit is its best-ranked member; NDCG's greedy matching of the top k is the prefix of the
     top K's). NDCG: a chunk earns 1/log2(j+1) once, for the first still-unmatched group it
     is in; MRR: the mean over groups of 1/rank of the group's first member (0 if absent)."""
-    deepest = max(k for _, k in wanted)
+    # past every ranked list and every query's group count, a deeper K changes nothing: the
+    # tables stop there (K = 10^11 costs nothing)
+    reach = max([1, *map(len, rankings), *map(len, all_groups)])
+    deepest = min(max(k for _, k in wanted), reach)
     disc = [0.0] + [1.0 / math.log2(j + 1) for j in range(1, deepest + 1)]
     ideal = [0.0]  # ideal[m]: IDCG of m groups
     for j in range(1, deepest + 1):

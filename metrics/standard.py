@@ -181,8 +181,10 @@ def evaluate(
     ks = [k for family, k in wanted if k is not None and family != "iprec"]
     # width: the uncut metrics read the whole list, and uncut nDCG's ideal every judged chunk
     judged_most = int(np.diff(jstarts).max(initial=0))
-    width = max([1, int(np.diff(offsets).max(initial=0)), judged_most, *ks])
-    cuts = sorted({*ks, width})
+    # a cut past every list and every judgment counts what the width counts: the scans run
+    # to the width (so K = 10^11 costs nothing), the formulas still divide by K itself
+    width = max([1, int(np.diff(offsets).max(initial=0)), judged_most])
+    cuts = sorted({*(min(k, width) for k in ks), width})
     col = {c: i for i, c in enumerate(cuts)}
     rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel = scan(
         flat, offsets, jcodes, judged.grades, jstarts, np.asarray(cuts, np.int64), level, width
@@ -205,7 +207,7 @@ def evaluate(
                 value = FORMULAS[family](counts, points.index(k), k)
             else:
                 cut = width if k is None else k
-                value = FORMULAS[family](counts, col[cut], cut)
+                value = FORMULAS[family](counts, col[min(cut, width)], cut)
             out[(family, k)] = np.asarray(value, np.float64)
     return out
 
@@ -245,7 +247,10 @@ FORMULAS = {
     "recall": lambda s, c, k: s.rel_at[:, c] / s.num_rel,
     "P": lambda s, c, k: s.rel_at[:, c] / k * s.defined,
     "success": lambda s, c, k: (s.rel_at[:, c] > 0) * s.defined,
-    "recip_rank": lambda s, c, k: np.where(s.first < k, 1.0 / (s.first + 1), 0.0) * s.defined,
+    # first is the width where nothing relevant was found (and K may pass the width)
+    "recip_rank": lambda s, c, k: (
+        np.where((s.first < k) & (s.rel_at[:, -1] > 0), 1.0 / (s.first + 1), 0.0) * s.defined
+    ),
     "map": lambda s, c, k: s.ap_at[:, c] / s.num_rel,
     "gm_map": lambda s, c, k: s.ap_at[:, c] / s.num_rel,  # its mean is geometric
     "Rprec": lambda s, c, k: s.top_r / s.num_rel,

@@ -92,6 +92,8 @@ class BM25:
         for key, value in (("k1", k1), ("b", b), ("epsilon", epsilon)):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"retriever.{key} must be a number, got {value!r}")
+            if not math.isfinite(value):  # k1=inf scores every chunk 0 (and numpy warns)
+                raise ConfigError(f"retriever.{key} must be a finite number, got {value}")
         if not k1 >= 0:
             raise ConfigError(f"retriever.k1 must be >= 0, got {k1}")
         if not 0 <= b <= 1:

@@ -135,15 +135,22 @@ class EmbeddingCache:
         return None
 
     def save_shard(self, i: int, arr: np.ndarray) -> None:
+        self._writing(lambda: self._save_shard(i, arr))
+
+    def prepare(self) -> None:
+        """Create the cache folder before the first shard is encoded: a folder that cannot
+        be made (a full disk, /proc, a file in the way) stops the run before the work."""
+        self._writing(lambda: self.dir.mkdir(parents=True, exist_ok=True))
+
+    def _writing(self, write) -> None:
         try:
-            self._save_shard(i, arr)
+            write()
         except OSError as exc:
-            if exc.errno not in DISK_ERRNOS:
-                raise
+            full = exc.errno in DISK_ERRNOS
             raise HarnessError(
-                f"cannot write the embedding cache {self.dir}: {exc.strerror}; shards already "
-                f"written are kept and reused; free space there, set cache_dir to another "
-                f"folder, or cache=false"
+                f"cannot write the embedding cache {self.dir}: {exc.strerror}; "
+                + ("shards already written are kept and reused; free space there, " if full else "")
+                + "set cache_dir to another folder, or cache=false"
             ) from None
 
     def _save_shard(self, i: int, arr: np.ndarray) -> None:
@@ -245,6 +252,8 @@ def _fill(
             f"already in {cache.dir}"
         )
     remaining = sum(cache.rows(i)[1] - cache.rows(i)[0] for i in todo)
+    if todo:
+        cache.prepare()
     with Progress(remaining, label, "text", enabled=progress and bool(todo)) as bar:
         for i in todo:
             start, stop = cache.rows(i)

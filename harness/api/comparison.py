@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core.errors import ConfigError, HarnessError
 
 
 class Comparison:
@@ -61,6 +61,13 @@ def compare(
 
     if not candidates:
         raise HarnessError("compare needs a baseline and at least one candidate")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must be between 0 and 1, got {alpha!r}")
+    if not 0 <= max_drop < float("inf"):  # NaN and inf would pass every gate
+        raise ConfigError(f"max_drop must be a finite number >= 0 points, got {max_drop!r}")
+    for name, value, low in (("permutations", permutations, 1), ("bootstrap", bootstrap, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**6:
+            raise ConfigError(f"{name} must be an integer in [{low}, 1000000], got {value!r}")
     cells = []
     for c in (baseline, *candidates):
         cells.append(c if isinstance(c, Evaluation) else Evaluation.from_disk(Path(c)))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +143,24 @@ def _metric_names(metrics, k) -> tuple[list[str], list[int]]:
     from harness.core.paths import group_options
 
     default = MetricsConf()
-    ks = list(default.k) if k is None else ([k] if isinstance(k, int) else list(k))
+    if k is None:
+        ks = list(default.k)
+    elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
+        ks = [int(k)]  # numpy's integers too
+    elif isinstance(k, (str, bytes)) or not isinstance(k, Iterable):
+        raise ConfigError(
+            f"k must be a positive integer or a list of them, e.g. k=[5, 10]; got {k!r}"
+        )
+    else:
+        ks = [
+            int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x for x in k
+        ]
     if metrics is None:
         return list(default.names), ks
+    if not isinstance(metrics, str) and not isinstance(metrics, Iterable):
+        raise ConfigError(
+            f"metrics must be a metric name, a list of them or a metric set; got {metrics!r}"
+        )
     if isinstance(metrics, str) and metrics in group_options("metrics"):
         cfg = named_config("metrics", metrics)
         return list(cfg["names"]), ks if k is not None else list(cfg["k"])

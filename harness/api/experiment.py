@@ -3,6 +3,7 @@ significance against a baseline (PyTerrier's pt.Experiment is the model)."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     k: int | Sequence[int] | None = None,
     *,
     names: Sequence[str] | None = None,
-    baseline: int | None = 0,
+    baseline: int | str | None = 0,
     correction: str | None = "holm",
     test: str = "randomization",
     alpha: float = 0.05,
@@ -36,7 +37,8 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     nli: Any = None,
 ):
     """Evaluate every system (runs, retrievers, encoders or retriever config names) on one
-    benchmark. Columns: `name`, each metric's mean (fractions), and with a baseline, per metric,
+    benchmark. `baseline`: a system's index or name (None: no significance columns).
+    Columns: `name`, each metric's mean (fractions), and with a baseline, per metric,
     `<m> +` / `<m> -` (queries better / worse than the baseline), `<m> p` (paired
     randomization test, or t-test with test="t") and `<m> p_<correction>` with `<m> sig`
     (corrected p < alpha), the correction taken over the systems compared to the baseline;
@@ -61,10 +63,20 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
         raise ConfigError("Experiment needs at least one system")
     if names is not None and len(names) != len(systems):
         raise ConfigError(f"{len(names)} names for {len(systems)} systems")
-    if baseline is not None and not 0 <= baseline < len(systems):
-        raise ConfigError(
-            f"baseline={baseline} is not the index of a system (0..{len(systems) - 1})"
-        )
+    by_name = isinstance(baseline, str)  # a system's name: found once the names are known
+    if baseline is not None and not by_name:
+        if (
+            isinstance(baseline, bool)
+            or not isinstance(baseline, numbers.Integral)
+            or not 0 <= baseline < len(systems)
+        ):
+            raise ConfigError(
+                f"baseline={baseline!r} is not the index (0..{len(systems) - 1}) or the name of "
+                "a system"
+            )
+        baseline = int(baseline)
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ConfigError(f"alpha must be between 0 and 1, got {alpha!r}")
     bench = load_benchmark(benchmark)
     evals = [
         evaluate(
@@ -87,6 +99,12 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     labels = list(names) if names is not None else [e.name for e in evals]
     if len(set(labels)) < len(labels):
         raise ConfigError(f"system names repeat ({', '.join(labels)}); pass names=[...]")
+    if by_name:
+        if baseline not in labels:
+            raise ConfigError(
+                f"baseline={baseline!r} is not a system's name; names: {', '.join(labels)}"
+            )
+        baseline = labels.index(baseline)
     measures = evals[0].metrics
     rows = []
     for label, e in zip(labels, evals):

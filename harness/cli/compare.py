@@ -87,8 +87,11 @@ def _options(args: argparse.Namespace) -> Options:
     if args.min_queries < 1:
         raise HarnessError(f"--min-queries must be a positive integer, got {args.min_queries}")
     for flag in ("permutations", "bootstrap"):
-        if getattr(args, flag) < 1:
-            raise HarnessError(f"--{flag} must be a positive integer")
+        if not 1 <= getattr(args, flag) <= 1_000_000:  # as strata.permutations, stats.bootstrap
+            raise HarnessError(
+                f"--{flag} must be a positive integer, at most 1000000 (10000 gives p-values "
+                f"and intervals to about 0.0001), got {getattr(args, flag)}"
+            )
     names = [n.strip() for item in args.metric for n in item.split(",") if n.strip()]
     return Options(
         metrics=names or None,
@@ -112,8 +115,6 @@ def _main(argv: Sequence[str] | None) -> int:
     opts = _options(args)
     folders = _folders(args)
     cells = [Evaluation.from_disk(f) for f in folders]
-    if len({c.path.resolve() for c in cells}) < len(cells):
-        raise HarnessError("the same result folder is given twice; compare different runs")
     if args.winrate:
         return _winrate(cells, opts, args)
     metrics, rows = compare_cells(cells, opts)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.cli.common import ArgumentParser, command
 from harness.core.errors import HarnessError
+from harness.core.files import missing
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,7 +62,7 @@ def _main(argv: Sequence[str] | None) -> int:
     asked = trec_eval.requested(args.m)
     qrels = trec_qrels(args.qrels)
     if not args.run.is_file():
-        raise HarnessError(f"run file not found: {args.run}")
+        raise HarnessError(missing(args.run, "run file"))
     run = Run.from_trec(args.run)
     report = trec_eval.evaluate(
         qrels,

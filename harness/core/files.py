@@ -131,6 +131,16 @@ def remove_empty(dirs: list[Path]) -> None:
             d.rmdir()
 
 
+def missing(path: Path, what: str, want: str = "file") -> str:
+    """Why `path` cannot be read as a `want` ("file" or "folder") named `what`: it is absent,
+    or it is the other kind (a folder given for a file says so, not "not found")."""
+    if want == "file" and path.is_dir():
+        return f"{what} {path} is a folder; give the file itself"
+    if want == "folder" and path.exists():
+        return f"{what} {path} is a file; give the folder that holds it"
+    return f"{what} not found: {path}"
+
+
 def make_dirs(path: Path) -> None:
     """mkdir -p, with a file in the way or a full or read-only disk as one HarnessError."""
     try:

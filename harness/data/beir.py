@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import BenchmarkError
+from harness.core.files import missing
 from harness.core.frames import is_frame, qrels_text
 from harness.core.types import Benchmark, Chunk
 from harness.data.records import (
@@ -81,7 +82,7 @@ def qrels_source(folder: Path | None, split: str, qrels: Any) -> tuple[str, str,
     path = qrels_file(folder, split, qrels)
     if not path.is_file():
         if qrels is not None:
-            raise BenchmarkError(f"qrels file not found: {path} (from corpus.qrels)")
+            raise BenchmarkError(f"{missing(path, 'qrels file')} (from corpus.qrels)")
         found = sorted(
             {p.stem for p in (folder / "qrels").glob("*") if p.suffix in (".tsv", ".txt")}
         )
@@ -127,7 +128,7 @@ def trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     (query, document) pair judged once."""
     path = Path(path)
     if not path.is_file():
-        raise BenchmarkError(f"qrels file not found: {path}")
+        raise BenchmarkError(missing(path, "qrels file"))
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
     for line_no, qid, cid, grade_text in qrels_rows(path, path.read_bytes()):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import BenchmarkError, ConfigError
+from harness.core.files import missing
 from harness.core.frames import is_frame
 from harness.core.paths import data_dir
 from harness.core.types import Benchmark, Chunk, Query
@@ -145,7 +146,7 @@ def _resolve_path(cfg: Mapping[str, Any]) -> Path:
 def load_redqa(path: Path, *, name: str) -> Benchmark:
     """Read a RedQA-format JSON file (`queries[].gold_chunk_groups`, `corpus{id:{content}}`)."""
     if not path.is_file():
-        raise BenchmarkError(f"benchmark file not found: {path}")
+        raise BenchmarkError(missing(path, "benchmark file"))
     raw = path.read_bytes()
     data = _json(path, raw)
     if not isinstance(data, dict):
@@ -237,7 +238,7 @@ def load_beir(folder: Path, *, name: str, split: str = "test", qrels: Any = None
     """Read a BEIR folder; each judged chunk with grade > 0 becomes its own one-chunk group.
     `qrels` replaces qrels/<split>.tsv: a file (BEIR TSV or TREC qrels) or a DataFrame."""
     if not folder.is_dir():
-        raise BenchmarkError(f"BEIR folder not found: {folder}")
+        raise BenchmarkError(missing(folder, "BEIR folder", "folder"))
     digest = hashlib.sha256()
     corpus = _beir_corpus(folder / "corpus.jsonl", digest)
     texts: dict[str, str] = {}
@@ -298,7 +299,7 @@ def _jsonl(path: Path, digest: Any) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line, parsed as it is reached; the file's
     bytes are hashed and its UTF-8 checked before the first line is."""
     if not path.is_file():
-        raise BenchmarkError(f"BEIR file not found: {path}")
+        raise BenchmarkError(missing(path, "BEIR file"))
     raw = path.read_bytes()
     hash_part(digest, path.name, raw)
     lines = text_of(path, raw).splitlines()

@@ -49,7 +49,11 @@ class Options:
 
 def check_comparable(cells: Sequence[Evaluation]) -> None:
     """Refuse cells of different benchmarks, data versions or query sets. (Relevance levels
-    need no check: a binary metric at level L > 1 is named with it, 'P(rel=2)@10'.)"""
+    need no check: a binary metric at level L > 1 is named with it, 'P(rel=2)@10'.) One
+    result given twice (the same folder, or the same object) is refused too."""
+    seen = [c.path.resolve() if c.path is not None else id(c) for c in cells]
+    if len(set(seen)) < len(seen):
+        raise HarnessError("the same result is given twice; compare different runs")
     base = cells[0]
     for c in cells[1:]:
         if c.corpus != base.corpus:

@@ -9,6 +9,7 @@ and is byte-identical when rebuilt from the same inputs (no dates, sorted entity
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -92,8 +93,15 @@ def strata_params(cfg: Mapping[str, Any], extractor, embedder) -> dict[str, Any]
             raise ConfigError(f"strata.{key} must be a positive integer, got {s[key]!r}")
     if not isinstance(s["tau"], (int, float)) or not -1 <= s["tau"] <= 1:
         raise ConfigError(f"strata.tau must be a cosine in [-1, 1], got {s['tau']!r}")
-    if not isinstance(s["resolution"], (int, float)) or s["resolution"] <= 0:
-        raise ConfigError(f"strata.resolution must be > 0, got {s['resolution']!r}")
+    if (
+        not isinstance(s["resolution"], (int, float))
+        or not math.isfinite(s["resolution"])
+        or s["resolution"] <= 0
+    ):
+        raise ConfigError(f"strata.resolution must be a finite number > 0, got {s['resolution']!r}")
+    seed = s["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ConfigError(f"strata.seed must be an integer in [0, 2^32), got {seed!r}")
     return {
         "extractor": {"name": cfg["extractor"]["name"], **extractor.identity()},
         "embedder": {"name": s["embedder"], **embedder.encoder.identity("document")},

@@ -181,6 +181,8 @@ CASES = [
         expect="corpus.qrels applies to BEIR",
         files={"x.json": redqa()},
     ),  # fmt: skip
+    R("k1-inf", "retriever.k1=inf", expect="retriever.k1 must be a finite number"),
+    R("b-nan", "retriever.b=nan", expect="retriever.b must be a finite number"),
     # ---- python -m harness (run): data
     R("redqa-missing", "corpus=redqa", "corpus.path=nope.json", expect="benchmark not found"),
     R("beir-missing", "corpus=beir", "corpus.path=nope", expect="benchmark not found"),
@@ -353,6 +355,33 @@ CASES = [
         "metrics.names=[ERR@10]",
         expect="grades chunk 'd1' 9, but ERR reads grades 0-4",
         files=beir(qrels="query-id\tcorpus-id\tscore\nq1\td1\t9\n"),
+    ),  # fmt: skip
+    R(
+        "redqa-path-is-folder",
+        "corpus=redqa",
+        "corpus.path=d",
+        expect="d is a folder; give the file",
+        files={"d/x.json": redqa()},
+    ),  # fmt: skip
+    R(
+        "run-path-is-folder",
+        "retriever=run_file",
+        "retriever.path=d",
+        expect="run file d is a folder",
+        files={"d/r.trec": ""},
+    ),  # fmt: skip
+    R(
+        "beir-path-is-file",
+        "corpus=beir",
+        "corpus.path=f",
+        expect="BEIR folder f is a file",
+        files={"f": "x"},
+    ),  # fmt: skip
+    R(
+        "cache-dir-unwritable",
+        "retriever=minilm",
+        "cache_dir=/proc/nope",
+        expect="cannot write the embedding cache /proc/nope",
     ),  # fmt: skip
     # ---- harness trec_eval
     T("no-files", expect="the following arguments are required"),
@@ -536,6 +565,13 @@ CASES = [
         files={**GOOD, "run.trec": "q1 Q0 d1 1 nan r\n"},
     ),  # fmt: skip
     T("measure-empty", "-m", "", "qrels.txt", "run.trec", expect="-m", files=GOOD),
+    T(
+        "run-is-folder",
+        "qrels.txt",
+        "d",
+        expect="run file d is a folder",
+        files={**GOOD, "d/x": ""},
+    ),  # fmt: skip
     # ---- harness compare
     C("one-folder", A_CELL, expect="give at least two result folders (baseline first)"),
     C("folder-missing", A_CELL, "results/demo/nope", expect="result folder not found"),
@@ -561,7 +597,7 @@ CASES = [
     ),  # fmt: skip
     C("correction-unknown", A_CELL, B_CELL, "--correction", "fdr", expect="fdr"),
     C("format-unknown", A_CELL, B_CELL, "--format", "xml", expect="xml"),
-    C("same-folder-twice", A_CELL, A_CELL, expect="the same result folder is given twice"),
+    C("same-folder-twice", A_CELL, A_CELL, expect="the same result is given twice"),
     C("winrate-without-strata", "--winrate", A_CELL, B_CELL, expect="no cluster strata"),
     C(
         "per-query-missing",
@@ -570,6 +606,14 @@ CASES = [
         expect="per_query.csv",
         files={f"{B_CELL}/per_query.csv": None},
     ),  # fmt: skip
+    C(
+        "permutations-huge",
+        A_CELL,
+        B_CELL,
+        "--permutations",
+        "100000000000",
+        expect="--permutations must be a positive integer, at most 1000000",
+    ),  # fmt: skip
     # ---- harness leaderboard
     L("k-zero", "--k", "0", expect="--k must be a positive integer, got 0"),
     L("alpha-two", "--alpha", "2", expect="--alpha"),
@@ -577,6 +621,7 @@ CASES = [
     L("out-inside-results", "--out", "results/lb", expect="results"),
     L("results-missing", "--results", "nowhere", expect="nowhere"),
     L("unknown-flag", "--nope", expect="unrecognized arguments: --nope"),
+    L("tolerance-nan", "--tolerance", "nan", expect="--tolerance must be a finite number"),
     # ---- harness stratify / diagnose / encode
     V("stratify", "strata-k-zero", "strata.k=0", expect="strata.k must be a positive integer"),
     V("stratify", "strata-tau", "strata.tau=2", expect="strata.tau must be a cosine in [-1, 1]"),
@@ -585,6 +630,13 @@ CASES = [
     V("stratify", "embedder-unknown", "strata.embedder=nope", expect="nope"),
     V("stratify", "corpus-unknown", "corpus=nope", expect="unknown corpus 'nope'"),
     V("stratify", "flag-typo", "--reprot", expect="--reprot"),
+    V("stratify", "strata-resolution-inf", "strata.resolution=inf", expect="finite number > 0"),
+    V(
+        "stratify",
+        "strata-seed-negative",
+        "strata.seed=-1",
+        expect="strata.seed must be an integer",
+    ),
     V("diagnose", "corpus-unknown", "corpus=nope", expect="unknown corpus 'nope'"),
     V("diagnose", "key-typo", "retrieval.dept=3", expect="retrieval.dept"),
     V("encode", "not-dense", "retriever=bm25", expect="bm25"),
@@ -726,6 +778,50 @@ CASES = [
         "kind",
         "evaluate(strata={'kind': ['a']})",
     ),  # fmt: skip
+    A("k-float", _ev(k=10.0), "k must be a positive integer or a list", "evaluate(k=10.0)"),
+    A("metrics-int", _ev(metrics=5), "metrics must be a metric name", "evaluate(metrics=5)"),
+    A(
+        "experiment-baseline-name",
+        lambda tmp: harness.Experiment(["bm25"], "demo", baseline="nope"),
+        "baseline='nope' is not a system's name",
+        "Experiment(baseline='nope')",
+    ),  # fmt: skip
+    A(
+        "experiment-baseline-type",
+        lambda tmp: harness.Experiment(["bm25"], "demo", baseline=1.5),
+        "baseline=1.5 is not the index",
+        "Experiment(baseline=1.5)",
+    ),  # fmt: skip
+    A(
+        "experiment-alpha",
+        lambda tmp: harness.Experiment(["bm25"], "demo", alpha=5),
+        "alpha must be between 0 and 1",
+        "Experiment(alpha=5)",
+    ),  # fmt: skip
+    A(
+        "compare-same-twice",
+        lambda tmp: (lambda ev: harness.compare(ev, ev))(
+            harness.evaluate("demo", "bm25", bootstrap=0)
+        ),
+        "the same result is given twice",
+        "compare(ev, ev)",
+    ),  # fmt: skip
+    A(
+        "compare-permutations",
+        lambda tmp: harness.compare(
+            harness.evaluate("demo", "bm25", bootstrap=0),
+            harness.evaluate("demo", "bm25-simple", bootstrap=0),
+            permutations=10**11,
+        ),
+        "permutations must be an integer in [1, 1000000]",
+        "compare(..., permutations=10**11)",
+    ),  # fmt: skip
+    A(
+        "bm25-k1-inf",
+        lambda tmp: harness.evaluate("demo", harness.get_retriever("bm25", k1=math.inf)),
+        "retriever.k1 must be a finite number",
+        "get_retriever('bm25', k1=inf)",
+    ),
     # ---- the Python API: runs, benchmarks, retrievers
     A(
         "run-inf",

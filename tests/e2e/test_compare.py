@@ -161,7 +161,7 @@ def test_different_benchmarks(cells, tmp_path):
     [
         (["results/demo/bm25"], "give at least two result folders"),
         (["results/demo/bm25", "results/demo/nope"], "result folder not found"),
-        (["results/demo/bm25", "results/demo/bm25"], "the same result folder is given twice"),
+        (["results/demo/bm25", "results/demo/bm25"], "the same result is given twice"),
         (
             ["results/demo/bm25", "results/demo/bm25-simple", "--metric", "covrage@10"],
             "metric 'covrage@10' is not in",

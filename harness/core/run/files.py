@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from harness.core.errors import BenchmarkError, ConfigError
+from harness.core.files import missing
 
 FORMATS = ("auto", "trec", "json")
 # keep: in place, non-relevant (trec_eval's reading); drop: removed, later ranks move up.
@@ -187,7 +188,7 @@ def _check(path: Path, fmt: str) -> None:
     if fmt not in FORMATS:
         raise ConfigError(f"retriever.format is '{fmt}'; valid: {', '.join(FORMATS)}")
     if not path.is_file():
-        raise BenchmarkError(f"run file not found: {path} (from retriever.path); check the path")
+        raise BenchmarkError(f"{missing(path, 'run file')} (from retriever.path); check the path")
 
 
 def read_run_rows(path: Path, fmt: str = "auto"):

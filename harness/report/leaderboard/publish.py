@@ -51,10 +51,10 @@ def build(args):
         raise HarnessError(f"--k must be a positive integer, got {args.k}")
     if not 0 < args.alpha < 1:
         raise HarnessError(f"--alpha must be between 0 and 1, got {args.alpha}")
-    if args.tolerance < 0:
-        raise HarnessError(f"--tolerance must be >= 0 points, got {args.tolerance}")
-    if args.permutations < 1:
-        raise HarnessError(f"--permutations must be >= 1, got {args.permutations}")
+    if not 0 <= args.tolerance < float("inf"):  # NaN would fail every reproduction
+        raise HarnessError(f"--tolerance must be a finite number >= 0 points, got {args.tolerance}")
+    if not 1 <= args.permutations <= 1_000_000:
+        raise HarnessError(f"--permutations must be between 1 and 1000000, got {args.permutations}")
     board = collect(Path(args.results))
     corpora = _corpora(board, args.corpus)
     opts = Options(

@@ -115,3 +115,31 @@ def test_level_leaves_ndcg_defined_when_binary_metrics_are_not():
 def test_level_below_one_rejected():
     with pytest.raises(ValueError, match="relevance level"):
         _one("P", 1, level=0)
+
+
+def test_a_cutoff_past_every_list_costs_nothing_and_keeps_its_meaning():
+    """K = 10^12 (a typo, or 'everything'): the scans stop at the longest list or judgment
+    list, P@K still divides by K, RR@K is RR, and the group metrics equal their value at any
+    K past the lists."""
+    from metrics import group
+
+    rankings = [["a", "x", "b"], ["y"], []]
+    judgments = [{"a": 1, "b": 2}, {"z": 1}, {"c": 1}]
+    huge, deep = 10**12, 50
+    wanted = [
+        (f, k)
+        for f in ("P", "recall", "map", "ndcg", "recip_rank", "success")
+        for k in (huge, deep)
+    ]
+    out = evaluate(rankings, judgments, wanted)
+    for family in ("recall", "map", "ndcg", "recip_rank", "success"):
+        assert out[(family, huge)].tolist() == out[(family, deep)].tolist(), family
+    assert out[("P", huge)].tolist() == [2 / huge, 0.0, 0.0]
+    assert out[("recip_rank", huge)].tolist() == [1.0, 0.0, 0.0]
+    groups = [[frozenset({"a"}), frozenset({"b", "q"})], [frozenset({"z"})], []]
+    keys = [
+        (f, k) for f in ("coverage", "perfrecall", "group_ndcg", "group_mrr") for k in (huge, deep)
+    ]
+    values = group.evaluate(groups, rankings, keys)
+    for f in ("coverage", "perfrecall", "group_ndcg", "group_mrr"):
+        assert values[(f, huge)][:2] == values[(f, deep)][:2], f
