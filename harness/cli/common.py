@@ -80,8 +80,8 @@ def _on_signals() -> dict[int, Any]:
 
 
 INTERRUPTED = (
-    "error: interrupted; stored results are whole (a cell is swapped in at once, the embedding "
-    "cache keeps finished shards): rerun the same command to go on"
+    "error: interrupted; stored results are whole (a cell is swapped in at once; with the "
+    "embedding cache on, finished shards are kept): rerun the same command to go on"
 )
 
 

@@ -113,6 +113,7 @@ def _interval() -> float:
     try:
         return max(0.0, float(text)) if text else DEFAULT_INTERVAL_S
     except ValueError:
+        log.info(f"{INTERVAL_ENV}={text!r} is not a number of seconds; a line every 30 s")
         return DEFAULT_INTERVAL_S
 
 

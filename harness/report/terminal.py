@@ -47,7 +47,8 @@ def table(
             continue
         for label, summary in by_label.items():
             if label == NA and not undefined:
-                unlabelled.append(f"{strat} {summary['n']}")
+                n = summary["n"]
+                unlabelled.append(f"{strat}: {n} quer{'y' if n == 1 else 'ies'}")
                 continue
             rows.append((f"{strat}={label}", summary))
     header = ["stratum", "n", *metric_names]
@@ -72,8 +73,8 @@ def table(
         )
     if unlabelled:
         lines.append(
-            f"(queries with no label, n/a: {', '.join(unlabelled)}; their rows are in "
-            "metrics.json, report=full prints them)"
+            f"(n/a, queries a stratification cannot label: {', '.join(unlabelled)}; their rows "
+            "are in metrics.json, report=full prints them)"
         )
     tied = ties_line(aggregated["overall"], metric_names)
     if tied:

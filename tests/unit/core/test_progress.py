@@ -61,3 +61,13 @@ def test_a_long_part_still_gets_a_line_every_interval(monkeypatch, caplog):
     beat = next(r.getMessage() for r in caplog.records if "current part" in r.getMessage())
     assert beat.startswith("encoding corpus: 1/4 texts (25%)")
     assert bar._beat is None  # the heartbeat thread ended with the work
+
+
+def test_an_interval_that_is_not_a_number_is_said(monkeypatch, caplog):
+    monkeypatch.setenv("HARNESS_PROGRESS_S", "abc")
+    caplog.set_level(logging.INFO, logger="harness")
+    with Progress(5, "x") as bar:
+        assert bar.interval == 30.0
+    assert [r.getMessage() for r in caplog.records] == [
+        "HARNESS_PROGRESS_S='abc' is not a number of seconds; a line every 30 s"
+    ]

@@ -168,11 +168,11 @@ def test_terminal_table_counts_the_unlabelled_rows_instead_of_printing_them():
         "alignment=mid",
     ]
     assert short[-1] == (
-        "(queries with no label, n/a: dispersion 1; their rows are in metrics.json, "
-        "report=full prints them)"
+        "(n/a, queries a stratification cannot label: dispersion: 1 query; their rows are in "
+        "metrics.json, report=full prints them)"
     )
     full = table(agg, [SHARE, RANK], undefined=True)
-    assert "dispersion=n/a" in full and "no label" not in full
+    assert "dispersion=n/a" in full and "cannot label" not in full
     # the counts are printed whole: NumRet's total over queries
     counts = {"overall": {"n": 2, "mean": {"NumRet": 200.0}, "excluded": {"NumRet": 0}}}
     assert table(counts, ["NumRet"]).splitlines()[2].split() == ["overall", "2", "200"]
