@@ -80,9 +80,6 @@ def _randomization_ps(diffs: Sequence[np.ndarray], *, permutations: int, seed: i
     return out
 
 
-AGGREGATES = ("mean", "sum", "geomean")
-
-
 def aggregate(defined: np.ndarray, kind: str = "mean") -> float | None:
     """One number from a metric's defined per-query values: their mean, their total ("sum",
     the counts) or their geometric mean with each floored at MIN_GEO_MEAN ("geomean",
@@ -101,13 +98,11 @@ def _prepared(values: np.ndarray, kind: str) -> np.ndarray:
     return values
 
 
-def _finish(mean, kind: str, n: int):
-    """The aggregate from the mean of the prepared values (also elementwise on arrays)."""
+def _finish(mean: float, kind: str, n: int) -> float:
+    """The aggregate from the mean of the prepared values."""
     if kind == "sum":
         return mean * n
-    if kind == "geomean":
-        return np.exp(mean) if isinstance(mean, np.ndarray) else math.exp(mean)
-    return mean
+    return math.exp(mean) if kind == "geomean" else mean
 
 
 def bootstrap_means(values: np.ndarray, *, samples: int, seed: int) -> np.ndarray:
@@ -226,16 +221,19 @@ def compare_many(
         prepared = [tuple(_prepared(x, kinds[i]) for x in defined[i]) for i in members]
         diffs = [b - a for a, b in prepared]
         if samples:
-            boot = _bootstrap_many(diffs, samples=samples, seed=seed)
-            # a total's delta is n times the mean delta
-            cis = [
-                _interval(m * n if kinds[i] == "sum" else m, confidence)
-                for i, m in zip(members, boot)
-            ]
+            # the same seed draws the same resamples for every vector of this length, so the
+            # geometric means, bootstrapped apart, share the draws of the others
+            plain = [at for at, i in enumerate(members) if kinds[i] != "geomean"]
+            boot = dict(zip(plain, _bootstrap_many([diffs[at] for at in plain], samples=samples,
+                                                   seed=seed) if plain else []))  # fmt: skip
+            cis = []
             for at, i in enumerate(members):
                 if kinds[i] == "geomean":  # the difference of two geometric means: joint draws
                     ma, mb = _bootstrap_many(list(prepared[at]), samples=samples, seed=seed)
-                    cis[at] = _interval(np.exp(mb) - np.exp(ma), confidence)
+                    cis.append(_interval(np.exp(mb) - np.exp(ma), confidence))
+                else:  # a total's delta is n times the mean delta
+                    m = boot[at]
+                    cis.append(_interval(m * n if kinds[i] == "sum" else m, confidence))
         else:
             cis = [(nan, nan)] * len(diffs)
         if permutations:

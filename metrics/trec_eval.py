@@ -21,7 +21,7 @@ from harness.core.errors import ConfigError, HarnessError
 from harness.core.run import Run
 from metrics import standard
 from metrics.registry import RECALL_POINTS
-from metrics.stats import MIN_GEO_MEAN
+from metrics.stats import MIN_GEO_MEAN, aggregate  # noqa: F401 -- MIN_GEO_MEAN: trec_eval's name, read here
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cut-offs
 
@@ -199,10 +199,9 @@ def evaluate(
             if measure == "num_rel" and complete:  # trec_eval: every judgment above 0
                 total = float(sum(g > 0 for j in qrels.values() for g in j.values()))
             summary.append((name, total, True))
-        elif kind == "gm":
-            logs = np.log(np.maximum(series, MIN_GEO_MEAN))
-            missing = (n - len(qids)) * math.log(MIN_GEO_MEAN)
-            summary.append((name, math.exp((math.fsum(logs.tolist()) + missing) / n), False))
+        elif kind == "gm":  # AP floored at MIN_GEO_MEAN; with -c a query the run lacks is 0
+            padded = np.concatenate([series, np.zeros(n - len(qids))])
+            summary.append((name, aggregate(padded, "geomean"), False))
         else:
             summary.append((_printed(name), math.fsum(series.tolist()) / n, False))
     head: list[tuple[str, str | float, bool]] = []
