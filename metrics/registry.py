@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from harness.core.errors import ConfigError, did_you_mean
 from harness.core.types import Query
@@ -82,6 +83,7 @@ class Metric:
 
 
 _GROUP = tuple(Family(n, "group") for n in ("coverage", "perfrecall", "group_ndcg", "group_mrr"))
+_COUNT = {"cut": "none", "percent": False, "aggregate": "sum"}
 _STANDARD = (
     # graded gain, the ideal from every judged chunk; uncut: trec_eval's ndcg
     Family("ndcg", "standard", "nDCG", cut="optional"),
@@ -103,20 +105,10 @@ _STANDARD = (
     # share of the top K that has a judgment, any grade (ir_measures' Judged@k)
     Family("judged", "standard", "Judged", cut="optional"),
     # counts, totalled over the queries as trec_eval and ir_measures do
-    Family("num_q", "standard", "NumQ", cut="none", percent=False, aggregate="sum"),
-    Family("num_ret", "standard", "NumRet", cut="none", percent=False, aggregate="sum"),
-    Family(
-        "num_rel", "standard", "NumRel", cut="none", binary=True, percent=False, aggregate="sum"
-    ),
-    Family(
-        "num_rel_ret",
-        "standard",
-        "NumRelRet",
-        cut="none",
-        binary=True,
-        percent=False,
-        aggregate="sum",
-    ),
+    Family("num_q", "standard", "NumQ", **_COUNT),
+    Family("num_ret", "standard", "NumRet", **_COUNT),
+    Family("num_rel", "standard", "NumRel", binary=True, **_COUNT),
+    Family("num_rel_ret", "standard", "NumRelRet", binary=True, **_COUNT),
 )
 # Families that read the benchmark's chunks (text, dates), not only the gold: metrics.answers
 _CORPUS = (
@@ -361,7 +353,7 @@ def _unknown(text: str, base: str) -> ConfigError:
 
 
 # family -> trec_eval's measure at a cut-off and over the whole list (None: it has none)
-_TREC_EVAL = {
+TREC_EVAL = {
     "ndcg": ("ndcg_cut", "ndcg"),
     "recall": ("recall", None),
     "P": ("P", None),
@@ -385,7 +377,7 @@ def trec_eval_name(metric: Metric) -> str | None:
     the harness's own families). The relevance level is trec_eval's -l, not in the name."""
     if metric.family.name == "iprec":
         return None if metric.point is None else f"iprec_at_recall_{metric.point:.2f}"
-    cut, whole = _TREC_EVAL.get(metric.family.name, (None, None))
+    cut, whole = TREC_EVAL.get(metric.family.name, (None, None))
     if metric.k is None:
         return whole
     return None if cut is None else f"{cut}_{metric.k}"
@@ -453,25 +445,23 @@ def ordered(metrics: Sequence[Metric], registry_order: bool = False) -> list[Met
 def higher_is_better(name: str) -> bool:
     """Whether a larger value of the metric called `name` is better (outdated@K and
     answer_rank are not); a name the registry cannot parse counts as higher-is-better."""
-    try:
-        return parse_metric(name).family.higher_is_better
-    except ConfigError:
-        return True
+    return _family_says(name, "higher_is_better", True)
 
 
 def aggregate_of(name: str) -> str:
     """How the per-query values of the metric called `name` make one number: "mean",
     "sum" (the counts) or "geomean" (gm_map); "mean" for a name the registry cannot parse."""
-    try:
-        return parse_metric(name).family.aggregate
-    except ConfigError:
-        return "mean"
+    return _family_says(name, "aggregate", "mean")
 
 
 def in_percent(name: str) -> bool:
     """Whether the metric called `name` is a share shown in percent (answer_rank, a mean
     rank, is not); a name the registry cannot parse counts as a share."""
+    return _family_says(name, "percent", True)
+
+
+def _family_says(name: str, attribute: str, otherwise: Any) -> Any:
     try:
-        return parse_metric(name).family.percent
+        return getattr(parse_metric(name).family, attribute)
     except ConfigError:
-        return True
+        return otherwise

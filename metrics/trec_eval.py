@@ -20,7 +20,7 @@ import numpy as np
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.run import Run
 from metrics import standard
-from metrics.registry import RECALL_POINTS
+from metrics.registry import RECALL_POINTS, TREC_EVAL
 from metrics.stats import MIN_GEO_MEAN, aggregate  # noqa: F401 -- MIN_GEO_MEAN: trec_eval's name, read here
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cut-offs
@@ -66,24 +66,13 @@ NOT_HERE = (
     "Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
 ).split()
 # measure -> (family of metrics.standard, whether it is taken at each cut-off or recall
-# level); gm_map's values are AP's, averaged as a geometric mean
-_STANDARD = {
-    "num_ret": ("num_ret", False),
-    "num_rel": ("num_rel", False),
-    "num_rel_ret": ("num_rel_ret", False),
-    "map": ("map", False),
-    "gm_map": ("gm_map", False),
-    "Rprec": ("Rprec", False),
-    "bpref": ("bpref", False),
-    "recip_rank": ("recip_rank", False),
-    "iprec_at_recall": ("iprec", True),
-    "P": ("P", True),
-    "recall": ("recall", True),
-    "infAP": ("infap", False),
-    "ndcg": ("ndcg", False),
-    "ndcg_cut": ("ndcg", True),
-    "map_cut": ("map", True),
-    "success": ("success", True),
+# level), from the registry's table (num_q is counted by evaluate itself); gm_map's values
+# are AP's, averaged as a geometric mean
+_STANDARD = {"iprec_at_recall": ("iprec", True)} | {
+    name: (family, at_cut)
+    for family, names in TREC_EVAL.items()
+    for name, at_cut in zip(names, (True, False))
+    if name not in (None, "num_q")
 }
 
 

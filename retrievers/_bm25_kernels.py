@@ -202,17 +202,7 @@ def _top_full(
         rest = lo + 1
     elif dirty:
         acc[:] = 0.0
-    for j in range(rest, hi):
-        t = q_terms[j]
-        c = q_counts[j]
-        r = dense_of[t]
-        if r >= 0:
-            row = dense[r]
-            for d in range(n_docs):
-                acc[d] += c * row[d]
-        else:
-            for k in range(indptr[t], indptr[t + 1]):
-                acc[docs[k]] += c * weights[k]
+    _accumulate(indptr, docs, weights, dense_of, dense, q_terms, q_counts, rest, hi, acc)
     size = 0
     ts, tp = -np.inf, -1  # the worst kept entry once the heap is full: the bar to clear
     for c0 in range(0, n_docs, _RUN):

@@ -64,6 +64,8 @@ def evaluate(
     from harness.api.loading import load_benchmark
     from harness.cell.execute import result_of, score
     from harness.cell.plan import CellPlan, api_words
+    from harness.cell.sections import model_metrics as utility_metrics
+    from harness.core.confs import named_config
     from harness.core.run.files import apply_unknown_ids
     from harness.data.relevance import judge
     from metrics.registry import metrics_for
@@ -88,7 +90,8 @@ def evaluate(
         asked = metrics_for(names, ks, 2**62, relevance_level or 1)
     except ConfigError as exc:  # the keywords the caller wrote, not their config keys
         raise type(exc)(api_words(str(exc))) from None
-    section = _utility_section(asked, utility)
+    # the utility section: conf/utility/seper.yaml with the caller's settings over it
+    section = utility_metrics(asked) and named_config("utility", "seper", dict(utility or {}))
     if relevance is not None and not isinstance(relevance, Mapping):
         raise ConfigError(
             f"relevance must map settings to values, e.g. {{'outdated_for': []}}; got {relevance!r}"
@@ -115,9 +118,8 @@ def evaluate(
         run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table
     )
     doc, doc_path, custom = _strata(strata, bench)
-    scored = score(
-        plan, bench, run, doc=doc, strata_path=doc_path, extra=custom, models=(generator, nli)
-    )
+    models = {"utility": (generator, nli)}
+    scored = score(plan, bench, run, doc=doc, strata_path=doc_path, extra=custom, models=models)
     # how tables name it: the config's display_name, unless the caller renamed it
     shown = name or plan.config["retriever"].get("display_name") or run.name
     label = {"display_name": str(shown), "variant": {}}
@@ -125,16 +127,6 @@ def evaluate(
     for note in result.notes:
         log.info(note)
     return result
-
-
-def _utility_section(chosen, overrides) -> dict | None:
-    """The utility section (conf/utility/seper.yaml with `overrides`); None when no utility
-    metric is asked for."""
-    if not any(m.family.kind == "utility" for m in chosen):
-        return None
-    from harness.core.confs import named_config
-
-    return named_config("utility", "seper", dict(overrides or {}))
 
 
 def _metric_names(metrics, k) -> tuple[list[str], list[int]]:

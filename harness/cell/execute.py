@@ -17,6 +17,7 @@ from harness.cell import store as results
 from harness.cell.identity import cell_name, describe_difference, identity
 from harness.cell.plan import CellPlan, check_name
 from harness.cell.result import Evaluation
+from harness.cell.sections import SECTIONS, cost_notes, cost_timings, section_values
 from harness.core.errors import HarnessError
 from harness.core.files import check_writable, to_json
 from harness.core.run import Run
@@ -51,11 +52,11 @@ class Scored:
         strata,
         doc,
         path,
-        utility,
+        costs,
     ):
         self.plan, self.bench, self.run, self.metrics = plan, bench, run, tuple(metrics)
         self.values, self.strata = values, strata
-        self.utility: Mapping[str, Any] = utility  # harness.utility's counts
+        self.costs: Mapping[str, Any] = costs  # {section: what its model metrics cost}
         self._doc, self._path = doc, path
 
     def complete(self) -> Scored:
@@ -127,65 +128,22 @@ def score(
     strata_path: Path | None = None,
     extra: Mapping[str, list[str]] | None = None,
     carried: Mapping[str, np.ndarray] | None = None,
-    models: tuple[Any, Any] = (None, None),
+    models: Mapping[str, Any] | None = None,
 ) -> Scored:
     """Score `run` on `bench` (judged: harness.data.relevance.judge) with the plan's settings:
     the numbers a cell reports (the CLI and the Python API alike). `metrics` replaces the
     plan's; `doc` is a semantic strata document (read from `strata_path`); `extra` adds the
-    caller's stratifications (one label per query, in order); the plan's utility section
-    computes the utility metrics (ΔSePer) with `models`, the caller's (generator, nli)
-    objects, unless `carried` holds their stored per-query values."""
+    caller's stratifications (one label per query, in order); the plan's sections compute
+    the model metrics (ΔSePer) with `models` ({section: the caller's model objects}), unless
+    `carried` holds their stored per-query values."""
     metrics = plan.metrics if metrics is None else metrics
-    given, counts = _utility_values(bench, run, metrics, plan.utility, models, carried or {})
+    given, costs = section_values(bench, run, metrics, plan.sections, models or {}, carried or {})
     values = per_query(bench, run, metrics, given, no_relevant=plan.no_relevant)
     strata = stratify(bench, plan.fields)
     if doc is not None:
         strata.update(semantic_report.labels(bench, doc))
     strata.update(extra or {})
-    return Scored(plan, bench, run, metrics, values, strata, doc, strata_path, counts)
-
-
-def _utility_values(bench, run, metrics, spec, models, carried) -> tuple[dict[str, Any], dict]:
-    """Per-query values of the utility metrics: those in `carried` as they are, the others
-    computed by harness.utility (models are loaded only on a cache miss)."""
-    todo = [m for m in metrics if m.family.kind == "utility" and m.name not in carried]
-    given = {m.name: carried[m.name] for m in metrics if m.name in carried}
-    if not todo:
-        return given, {}
-    if spec is None:
-        raise HarnessError(
-            f"{todo[0].name} needs a generator and an NLI model: add +utility=seper "
-            "(harness.evaluate: utility=...)"
-        )
-    from harness.utility.compute import utility_values
-
-    families = tuple(dict.fromkeys(m.family.name for m in todo))
-    ks = sorted({m.k for m in todo})
-    generator, nli = models
-    computed, counts = utility_values(
-        bench, run, ks, spec, families=families, generator=generator, nli=nli
-    )
-    given.update({m.name: computed[m.name] for m in todo})
-    return given, counts
-
-
-def utility_notes(counts: Mapping[str, Any]) -> list[str]:
-    """One line on what the utility metrics cost: prompts, what came from the cache, which
-    models had to be loaded (none on a cached rerun)."""
-    if not counts:
-        return []
-    loaded = ", ".join(counts["models_loaded"]) or "none"
-    return [
-        f"utility: {counts['queries']} queries, {counts['prompts']} prompts x "
-        f"{counts['samples']} samples ({counts['generation_hits']} from the cache), "
-        f"{counts['nli_pairs']} NLI pairs ({counts['nli_hits']} cached entries); "
-        f"models loaded: {loaded}; cache {counts['cache']}"
-    ]
-
-
-def utility_timings(counts: Mapping[str, Any]) -> dict[str, float]:
-    """The utility stages' seconds, for timings.json (utility_generation_s, ...)."""
-    return {f"utility_{k}_s": float(v) for k, v in (counts.get("seconds") or {}).items()}
+    return Scored(plan, bench, run, metrics, values, strata, doc, strata_path, costs)
 
 
 def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> Evaluation:
@@ -237,15 +195,16 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
             notes.append(verdict)
         if _same_identity(stored, plan):  # recomputed: still every metric the cell had
             metrics = _union(stored, plan)
-            if plan.utility is None and _utility_names(metrics):
-                # its stored utility values belong to the old ranked list or data, and
-                # this run names no generator to compute them again
-                dropped = _utility_names(metrics)
-                metrics = [m for m in metrics if m.name not in dropped]
-                notes.append(
-                    f"{', '.join(dropped)} not recomputed (no utility section in this run; "
-                    "add +utility=seper with the cell's generator and NLI model to keep them)"
-                )
+            # stored model values belong to the old ranked list or data; a run without
+            # their section has no model to compute them again
+            for section in SECTIONS:
+                dropped = [] if section.key in plan.sections else section.names(metrics)
+                if dropped:
+                    metrics = [m for m in metrics if m.name not in dropped]
+                    notes.append(
+                        f"{', '.join(dropped)} not recomputed (no {section.key} section in "
+                        f"this run; add {section.add} with the cell's models to keep them)"
+                    )
 
     t = time.perf_counter()
     retriever.index(bench.corpus)
@@ -264,7 +223,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     scored = score(plan, bench, run, metrics=metrics, doc=doc, strata_path=strata_path)
     scored.complete()
     timings["evaluate_s"] = time.perf_counter() - t
-    timings.update(utility_timings(scored.utility))
+    timings.update(cost_timings(scored.costs))
     union = None if metrics is plan.metrics else metrics
     result = result_of(
         plan,
@@ -293,7 +252,7 @@ def result_of(plan, bench, run, scored, retriever, unknown, *, metrics=None, **m
     plan's (a stored cell's union). `more`: path, label, notes, timings, strata_hint."""
     coverage = run_coverage(bench, run, retriever, unknown)
     label = more.pop("label", {})
-    notes = [*more.pop("notes", []), *messages(retriever, coverage), *utility_notes(scored.utility)]
+    notes = [*more.pop("notes", []), *messages(retriever, coverage), *cost_notes(scored.costs)]
     return Evaluation(
         scored,
         plan.metric_names,  # shown; a cell holds every metric scored (its union)
@@ -426,7 +385,7 @@ def _against_stored(stored: Evaluation, plan: CellPlan, bench, doc, strata_path,
         and _stored_spec(config) == plan.strata.as_config()
         and _stored_reading(config) == _reading(plan)
         and (config.get("metrics") or {}).get("no_relevant", "skip") == plan.no_relevant
-        and _utility_same(config, plan)
+        and _sections_same(config, plan)
     )
     if doc is None:
         same = same and semantic is None
@@ -437,25 +396,13 @@ def _against_stored(stored: Evaluation, plan: CellPlan, bench, doc, strata_path,
     return "same" if same else "rescore"
 
 
-def _utility_names(metrics) -> list[str]:
-    return [m.name for m in metrics if m.family.kind == "utility"]
-
-
-def _utility_identity(section: Any) -> Any:
-    """What in a `utility` section changes the numbers (None: no section)."""
-    if section is None:
-        return None
-    from harness.utility.spec import UtilitySpec
-
-    return json.loads(to_json(UtilitySpec.from_config(section).identity()))
-
-
-def _utility_same(config: Mapping[str, Any], plan: CellPlan) -> bool:
-    """A run that asks for utility metrics reuses stored values only when they were made
-    with the same generator, NLI model and estimation settings."""
-    if not _utility_names(plan.metrics):
-        return True
-    return _utility_identity(config.get("utility")) == json.loads(to_json(plan.utility.identity()))
+def _sections_same(config: Mapping[str, Any], plan: CellPlan) -> bool:
+    """A run that asks for a section's metrics reuses stored values only when they were made
+    with the same models and settings."""
+    return all(
+        not s.names(plan.metrics) or not s.difference(config.get(s.key), plan.config[s.key])
+        for s in SECTIONS
+    )
 
 
 def _reading(plan: CellPlan) -> dict[str, Any]:
@@ -546,19 +493,24 @@ def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hi
     added = [m.name for m in union if m.name not in stored.values]
     scores = read_run(cell_dir / "run.trec")  # as scored: run.unknown_ids was applied to it
     run = Run.from_scores(stored.retriever, scores, plan.depth, bench.vocab)
-    carried, section = _carried_utility(stored, plan, union)
+    config = _with_metrics(plan.config, union)
+    carried = {}
+    for s in SECTIONS:
+        # the cell's own model values (costly) stay, with the settings they were made with,
+        # when this run asks for none of them; a run that asks for one computes them all
+        if s.names(union) and not s.names(plan.metrics):
+            carried.update({n: stored.values[n] for n in s.names(union)})
+            config[s.key] = stored.config.get(s.key)
     scored = score(
         plan, bench, run, metrics=union, doc=doc, strata_path=strata_path, carried=carried
     ).complete()
-    config = _with_metrics(plan.config, union)
-    if section is not None:  # the settings its carried utility values were made with
-        config["utility"] = section
     timings = {k: v for k, v in stored.timings.items() if k.endswith("_s")}
-    timings.update(utility_timings(scored.utility))
+    timings.update(cost_timings(scored.costs))
     timings["rescore_s"] = time.perf_counter() - started
     what = f"added {', '.join(added)}" if added else "updated its statistics and strata"
-    if _utility_names(plan.metrics) and not _utility_same(stored.config, plan):
-        what += "; its utility metrics scored with the new utility settings"
+    for s in SECTIONS:
+        if s.names(plan.metrics) and s.difference(stored.config.get(s.key), plan.config[s.key]):
+            what += f"; its {s.key} metrics scored with the new {s.key} settings"
     result = Evaluation(
         scored,
         plan.metric_names,  # what was asked for; the cell holds the union
@@ -575,7 +527,7 @@ def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hi
         notes=[
             *notes,
             f"{cell_dir}: scored its stored ranked list (no retrieval); {what}",
-            *utility_notes(scored.utility),
+            *cost_notes(scored.costs),
         ],
         timings=timings,
         strata_hint=hint,
@@ -583,16 +535,6 @@ def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hi
     results.write_cell(cell_dir, result.files())
     result.timings = {"total_s": timings["rescore_s"]}
     return result
-
-
-def _carried_utility(stored: Evaluation, plan: CellPlan, union) -> tuple[dict, Any]:
-    """Stored utility values a rescore keeps as they are, and the settings they were made
-    with: when this run asks for no utility metric, the cell's own values (costly model
-    outputs) stay, with its `utility` section. A run that asks for one computes them all."""
-    names = _utility_names(union)
-    if not names or _utility_names(plan.metrics):
-        return {}, None
-    return {n: stored.values[n] for n in names}, stored.config.get("utility")
 
 
 def corpus_similarity(retriever) -> dict[str, Any] | None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.cell.sections import SECTIONS, checked_sections
 from harness.core.errors import ConfigError, check_flag
 from harness.core.run.files import check_unknown_ids
 from harness.data.relevance import RelevanceSpec
@@ -52,7 +53,8 @@ class CellPlan:
     unknown_ids: str = "keep"  # run.unknown_ids: how run ids the corpus lacks are scored
     relevance: RelevanceSpec = RelevanceSpec()  # labels and dates -> grades (data.relevance)
     fields: tuple[str, ...] = ()  # strata.fields: query fields reported like hop
-    utility: Any = None  # harness.utility.spec.UtilitySpec: the `utility` section (ΔSePer), or None
+    # the checked sections whose metrics a model computes (harness.cell.sections), by key
+    sections: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> CellPlan:
@@ -62,8 +64,9 @@ class CellPlan:
             raise ConfigError(f"force must be true or false, got {force!r}")
         # how a run is started and shown is not what a cell depends on
         config = {k: v for k, v in cfg.items() if k not in ("force", "report")}
-        if config.get("utility") is None:  # the schema's empty default: a cell without it
-            config.pop("utility", None)
+        for section in SECTIONS:  # the schema's empty default: a cell without it
+            if config.get(section.key) is None:
+                config.pop(section.key, None)
         depth = config["retrieval"]["depth"]
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
             raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")
@@ -117,7 +120,7 @@ class CellPlan:
             unknown_ids=unknown_ids,
             relevance=RelevanceSpec.from_config(config.get("relevance")),
             fields=strata_fields((config.get("strata") or {}).get("fields")),
-            utility=utility_spec(config.get("utility"), metrics),
+            sections=checked_sections(config, metrics),
         )
 
     @classmethod
@@ -186,22 +189,6 @@ def api_words(message: str) -> str:
         name = "metrics" if keyword == "names" else keyword
         message = re.sub(rf"(?<![\w.]){section}\.{key}(?![\w.])", name, message)
     return message
-
-
-def utility_spec(section: Any, metrics) -> Any:
-    """The checked `utility` section (harness.utility.spec.UtilitySpec), None without one; a
-    utility metric without the section is an error naming how to add it."""
-    wanted = [m.name for m in metrics if m.family.kind == "utility"]
-    if section is None:
-        if wanted:
-            raise ConfigError(
-                f"{wanted[0]} needs a generator and an NLI model: add +utility=seper (or choose "
-                "metrics=utility), and set utility.generator.model / utility.nli.model"
-            )
-        return None
-    from harness.utility.spec import UtilitySpec  # imports no model library
-
-    return UtilitySpec.from_config(section)
 
 
 def strata_spec(strata: Mapping[str, Any], stats: Mapping[str, Any]) -> StrataSpec:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from harness.cell import store
+from harness.cell.sections import SECTIONS
 from harness.core import provenance
 from harness.core.errors import HarnessError
 from harness.core.files import to_json
@@ -476,12 +477,13 @@ def _yaml(cfg: Mapping[str, Any]) -> str:
 
 def _model_packages(config: Mapping[str, Any]) -> tuple[str, ...]:
     """The model libraries' names when the cell ran a model (a dense or hybrid retriever, a
-    plug-in, the utility section): their versions can change its numbers."""
+    plug-in, a section whose metrics a model computes): their versions can change its
+    numbers."""
     retriever = config.get("retriever") or {}
     ran_model = (
         retriever.get("type") in ("dense", "hybrid")
         or retriever.get("_target_") not in (None, "", "???")
         or retriever.get("type") == "python"
-        or bool(config.get("utility"))
+        or any(config.get(s.key) for s in SECTIONS)
     )
     return provenance.MODEL_PACKAGES if ran_model else ()

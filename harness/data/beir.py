@@ -36,32 +36,54 @@ def beir_benchmark(
     checksum: str | None = None,
 ) -> Benchmark:
     """A benchmark of BEIR's shape from its corpus, its query texts and rows (where, row), and
-    its qrels (where, checksum label, bytes), judged by the one qrels reader: the queries with a
-    judgment (or answerable=false) are kept; `checksum` replaces the files' digest."""
-    qrels, labels, absent = _beir_qrels(source, digest, corpus, texts, rows)
+    its qrels (where, checksum label, bytes), read by the one qrels reader; `checksum`
+    replaces the files' digest."""
+    path, label, raw = source
+    hash_part(digest, label, raw)
+    judgments = QrelsCollector()
+    for line_no, qid, cid, grade_text in qrels_rows(path, raw):
+        if qid not in texts:
+            raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
+        judgments.add(f"{path}:{line_no}", f"line {line_no}", qid, cid, grade_text)
+    judgments.check(str(path))
+    checksum = checksum or "sha256:" + digest.hexdigest()
+    metadata = {**metadata, "queries_in_file": len(texts)}
+    return judged_benchmark(name, where, path, corpus, texts, rows, judgments, checksum, metadata)
+
+
+def judged_benchmark(
+    name: str,
+    where: str,
+    qrels_where: str,
+    corpus: dict[str, Chunk],
+    texts: Mapping[str, str],
+    rows: Mapping[str, tuple[str, dict]],
+    judgments: QrelsCollector,
+    checksum: str,
+    metadata: dict[str, Any],
+) -> Benchmark:
+    """The benchmark of BEIR's shape (a BEIR folder, ir_datasets, a Hub dataset) from its
+    checked judgments: the queries with a judgment (or answerable=false) are kept; judgments
+    of chunks the corpus lacks are kept and counted in the metadata, as trec_eval keeps them."""
+    qrels, labels = judgments.qrels, judgments.labels
+    if not qrels and not labels and not any(r.get("answerable") is False for _, r in rows.values()):
+        raise BenchmarkError(
+            f"{qrels_where}: no judgments; a benchmark needs at least one judged query (set "
+            f"corpus.split to a split with qrels)"
+        )
     queries = tuple(
         _beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
         for qid in texts
         if qid in qrels or qid in labels or rows[qid][1].get("answerable") is False
     )
-    metadata = {
-        **metadata,
-        "queries_in_file": len(texts),
-        "queries_without_judgments_in_split": len(texts) - len(queries),
-    }
-    if absent:
-        metadata["judged_not_in_corpus"] = absent
-    labelled = _absent_labelled(labels, corpus)
-    if labelled:
-        metadata["labelled_not_in_corpus"] = labelled
-    return Benchmark(
-        name=name,
-        corpus=corpus,
-        queries=queries,
-        checksum=checksum or "sha256:" + digest.hexdigest(),
-        source=where,
-        metadata=metadata,
-    )
+    metadata = {**metadata, "queries_without_judgments_in_split": len(texts) - len(queries)}
+    for key, absent in (
+        ("judged_not_in_corpus", _absent_judged(qrels_where, qrels, corpus)),
+        ("labelled_not_in_corpus", _absent_labelled(labels, corpus)),
+    ):
+        if absent:
+            metadata[key] = absent
+    return Benchmark(name, corpus, queries, checksum, where, metadata)
 
 
 def qrels_file(folder: Path | None, split: str, qrels: Any = None) -> Path:
@@ -148,31 +170,3 @@ def trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     if not qrels:
         raise BenchmarkError(f"{path}: no judgments; expected lines 'qid iter docid rel'")
     return qrels
-
-
-def _beir_qrels(
-    source: tuple[str, str, bytes],
-    digest: Any,
-    corpus: Mapping[str, Chunk],
-    texts: Mapping[str, str],
-    rows: Mapping[str, tuple[str, dict]],
-) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]], dict[str, Any] | None]:
-    """The graded judgments and the named labels (a score column that is not an integer is a
-    label name, e.g. RELATED) per query, and what they say of chunks corpus.jsonl lacks
-    (kept, as trec_eval keeps them; None when there are none). Lines of 3 fields are BEIR's,
-    of 4 TREC's (the iteration field unused, as trec_eval ignores it); one file, one layout."""
-    path, label, raw = source
-    hash_part(digest, label, raw)
-    judgments = QrelsCollector()
-    for line_no, qid, cid, grade_text in qrels_rows(path, raw):
-        if qid not in texts:
-            raise BenchmarkError(f"{path}:{line_no}: query '{qid}' is not in queries.jsonl")
-        judgments.add(f"{path}:{line_no}", f"line {line_no}", qid, cid, grade_text)
-    judgments.check(str(path))
-    qrels, labels = judgments.qrels, judgments.labels
-    if not qrels and not labels and not any(r.get("answerable") is False for _, r in rows.values()):
-        raise BenchmarkError(
-            f"{path}: no judgments; a benchmark needs at least one judged query (set "
-            f"corpus.split to a split with qrels)"
-        )
-    return qrels, labels, _absent_judged(path, qrels, corpus)

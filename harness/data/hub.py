@@ -31,6 +31,7 @@ from typing import Any
 from harness.core.errors import BenchmarkError, ConfigError, did_you_mean
 from harness.core.types import Benchmark, Chunk, Query
 from harness.data import records as readers
+from harness.data.beir import judged_benchmark
 
 log = logging.getLogger("harness.data")
 
@@ -709,45 +710,18 @@ def _load_beir(spec: _Spec, main: _Source, split: str, cfg: Mapping[str, Any]) -
         texts[qid] = text
         records[qid] = (at, _record(spec, row, cols))
 
-    qrels, labels, qwhere = _qrels(spec, qrels_src, qrels_cfg, split, texts)
-    if (
-        not qrels
-        and not labels
-        and not any(r.get("answerable") is False for _, r in records.values())
-    ):
-        raise BenchmarkError(
-            f"{qwhere}: no judgments; a benchmark needs at least one judged query (set "
-            f"corpus.split to a split with qrels)"
-        )
-    queries = tuple(
-        readers._beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *records[qid])
-        for qid in texts
-        if qid in qrels or qid in labels or records[qid][1].get("answerable") is False
-    )
+    judgments, qwhere = _qrels(spec, qrels_src, qrels_cfg, split, texts)
     metadata = _metadata(spec, main, split, {"corpus": corpus_cfg, "queries": queries_cfg})
     metadata["configs"]["qrels"] = qrels_cfg
+    checksum = main.identity()
     if qrels_src is not main:
         metadata["qrels_dataset"] = qrels_src.repo
         metadata["qrels_revision"] = qrels_src.revision
         metadata["qrels_commit"] = qrels_src.commit
-    metadata["queries_in_config"] = len(texts)
-    metadata["queries_without_judgments_in_split"] = len(texts) - len(queries)
-    absent = readers._absent_judged(qwhere, qrels, corpus)
-    if absent:
-        metadata["judged_not_in_corpus"] = absent
-    labelled = readers._absent_labelled(labels, corpus)
-    if labelled:
-        metadata["labelled_not_in_corpus"] = labelled
-    checksum = main.identity()
-    if qrels_src is not main:
         checksum += "+" + qrels_src.identity()
-    return Benchmark(
-        name=_name(cfg, main),
-        corpus=corpus,
-        queries=queries,
-        checksum=checksum,
-        source=main.source,
-        metadata=metadata,
+    metadata["queries_in_config"] = len(texts)
+    return judged_benchmark(
+        _name(cfg, main), main.source, qwhere, corpus, texts, records, judgments, checksum, metadata
     )
 
 
@@ -782,9 +756,9 @@ def _qrels_source(spec: _Spec, main: _Source, cfg: Mapping[str, Any]) -> _Source
 
 def _qrels(
     spec: _Spec, src: _Source, config: str, split: str, texts: Mapping[str, str]
-) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]], str]:
-    """Graded judgments and named labels per query, as the BEIR loader reads qrels/*.tsv: a
-    score that is not an integer is a label name; one judgment per (query, chunk)."""
+) -> tuple[readers.QrelsCollector, str]:
+    """The checked judgments (graded, or named labels) and where they were read, as the BEIR
+    loader reads qrels/*.tsv: one judgment per (query, chunk)."""
     found, rows, where = _rows(src, config, split)
     q_col = spec.column("qrels_query_id", found, where)
     c_col = spec.column("qrels_chunk_id", found, where)
@@ -799,8 +773,7 @@ def _qrels(
             raise BenchmarkError(f"{at}: query '{qid}' is not in the queries config")
         judgments.add(at, f"row {i}", qid, cid, row.get(s_col))
     judgments.check(where)
-    qrels, labels = judgments.qrels, judgments.labels
-    return qrels, labels, where
+    return judgments, where
 
 
 def _load_rows(spec: _Spec, main: _Source, split: str, cfg: Mapping[str, Any]) -> Benchmark:

@@ -70,34 +70,32 @@ def check_comparable(cells: Sequence[Evaluation]) -> None:
             raise HarnessError(
                 f"query ids differ between {base.path} and {c.path}; rerun both on one version"
             )
-    check_utility(cells)
+    check_sections(cells)
 
 
-def check_utility(cells: Sequence[Evaluation]) -> None:
-    """Utility values (ΔSePer) compare only when made with the same generator, NLI model and
-    estimation settings: refuse cells that share a utility metric but not those."""
-    from harness.utility.spec import utility_difference
+def check_sections(cells: Sequence[Evaluation]) -> None:
+    """A model's values (ΔSePer) compare only when made with the same models and settings:
+    refuse cells that share such a metric but not its section's settings."""
+    from harness.cell.sections import SECTIONS
+    from metrics.registry import FAMILIES
 
-    with_utility = [c for c in cells if any(_is_utility(m) for m in c.values)]
-    for c in with_utility[1:]:
-        base = with_utility[0]
-        if not any(_is_utility(m) and m in base.values for m in c.values):
-            continue
-        diff = utility_difference(_section(base), _section(c))
-        if diff:
-            raise HarnessError(
-                f"cannot compare utility metrics of {base.path} and {c.path}: their utility "
-                f"settings differ ({diff}); score both with one generator and NLI model "
-                "(python -m harness ... utility.<key>=<value> rescores a cell's stored run)"
-            )
-
-
-def _section(cell: Evaluation):
-    return cell.config.get("utility")
+    for s in SECTIONS:
+        kind = {c: {m for m in c.values if _kind(FAMILIES, m) == s.key} for c in cells}
+        shared = [c for c in cells if kind[c]]
+        for c in shared[1:]:
+            base, key = shared[0], s.key
+            diff = kind[c] & kind[base] and s.difference(base.config.get(key), c.config.get(key))
+            if diff:
+                raise HarnessError(
+                    f"cannot compare {s.key} metrics of {base.path} and {c.path}: their {s.key} "
+                    f"settings differ ({diff}); score both with the same models (python -m "
+                    f"harness ... {s.key}.<key>=<value> rescores a cell's stored run)"
+                )
 
 
-def _is_utility(name: str) -> bool:
-    return name.split("@")[0].lower() in ("dseper", "dseper_hard", "seper")
+def _kind(families, name: str) -> str | None:
+    family = families.get(name.split("@")[0].lower())
+    return family and family.kind
 
 
 def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) -> list[str]:

@@ -14,7 +14,7 @@ from harness.core.errors import BenchmarkError
 from harness.core.types import Benchmark, Chunk
 from harness.data import beir
 from harness.data import benchmarks as B
-from harness.data.records import _beir_query, parse_date, text_of
+from harness.data.records import parse_date, text_of
 
 
 def _rows(path: Path, digest) -> list[tuple[int, dict]]:
@@ -57,28 +57,8 @@ def _reference(folder: Path, split: str = "test") -> Benchmark:
         texts[qid] = text
         rows[qid] = (f"{qpath}:{line_no}: query '{qid}'", row)
     source = beir.qrels_source(folder, split, None)
-    qrels, labels, absent = beir._beir_qrels(source, digest, corpus, texts, rows)
-    queries = tuple(
-        _beir_query(qid, texts[qid], qrels.get(qid), labels.get(qid), *rows[qid])
-        for qid in texts
-        if qid in qrels or qid in labels or rows[qid][1].get("answerable") is False
-    )
-    metadata = {
-        "format": "beir",
-        "split": split,
-        "queries_in_file": len(texts),
-        "queries_without_judgments_in_split": len(texts) - len(queries),
-    }
-    if absent:
-        metadata["judged_not_in_corpus"] = absent
-    return Benchmark(
-        name="b",
-        corpus=corpus,
-        queries=queries,
-        checksum="sha256:" + digest.hexdigest(),
-        source=str(folder),
-        metadata=metadata,
-    )
+    metadata = {"format": "beir", "split": split}
+    return beir.beir_benchmark("b", str(folder), corpus, texts, rows, source, digest, metadata)
 
 
 def _line(**row) -> bytes:

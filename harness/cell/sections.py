@@ -1,0 +1,100 @@
+"""Config sections whose metrics a model computes (ΔSePer's `utility`), in one table: the
+plan checks them, scoring computes their metrics, a rescore keeps their stored values when
+the run asks for none, the up-to-date check and compare read their settings, and the notes
+and timings say what they cost, all through ModelSection, never by a section's name."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ModelSection:
+    """`key` is the config section and the `kind` of the metric families it computes;
+    `module` holds its spec(section), values(bench, run, metrics, spec, models),
+    notes(counts) and difference(a, b) (see harness.utility.section)."""
+
+    key: str
+    needs: str  # what its metrics need ("a generator and an NLI model")
+    add: str  # the override that adds the section ("+utility=seper")
+    settings: str  # the settings to give it, for the error line
+    module: str
+
+    def names(self, metrics: Sequence) -> list[str]:
+        return [m.name for m in metrics if m.family.kind == self.key]
+
+    def adapter(self):
+        return importlib.import_module(self.module)  # imports no model library
+
+    def spec(self, section: Any, metrics: Sequence) -> Any:
+        """The checked section, None without one; one of its metrics without the section is
+        an error naming how to add it."""
+        if section is None:
+            wanted = self.names(metrics)
+            if wanted:
+                raise ConfigError(
+                    f"{wanted[0]} needs {self.needs}: add {self.add} (or choose "
+                    f"metrics={self.key}), and set {self.settings}"
+                )
+            return None
+        return self.adapter().spec(section)
+
+    def difference(self, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str:
+        """'' when two sections (as cells record them; None: none) give comparable numbers,
+        else the first setting that differs."""
+        return self.adapter().difference(a, b)
+
+
+SECTIONS = (
+    ModelSection(
+        "utility",
+        "a generator and an NLI model",
+        "+utility=seper",
+        "utility.generator.model / utility.nli.model",
+        "harness.utility.section",
+    ),
+)
+
+
+def checked_sections(config: Mapping[str, Any], metrics: Sequence) -> dict[str, Any]:
+    """{key: checked spec} of the sections `config` has (ConfigError for a bad one, or for
+    a metric whose section is missing)."""
+    specs = {s.key: s.spec(config.get(s.key), metrics) for s in SECTIONS}
+    return {key: spec for key, spec in specs.items() if spec is not None}
+
+
+def model_metrics(metrics: Sequence) -> list[str]:
+    """The names of `metrics` that a section's model computes."""
+    return [n for s in SECTIONS for n in s.names(metrics)]
+
+
+def section_values(bench, run, metrics, specs: Mapping[str, Any], models, carried):
+    """Per-query values of the sections' metrics (those in `carried` as they are, the
+    others computed) and {section: what its computing cost}; `models`: {section: the
+    caller's model objects}."""
+    given = {m.name: carried[m.name] for m in metrics if m.name in carried}
+    costs: dict[str, Any] = {}
+    for s in SECTIONS:
+        todo = [m for m in metrics if m.family.kind == s.key and m.name not in carried]
+        if todo:
+            computed, costs[s.key] = s.adapter().values(
+                bench, run, todo, specs[s.key], models.get(s.key)
+            )
+            given.update(computed)
+    return given, costs
+
+
+def cost_notes(costs: Mapping[str, Any]) -> list[str]:
+    by_key = {s.key: s for s in SECTIONS}
+    return [line for key, c in costs.items() for line in by_key[key].adapter().notes(c)]
+
+
+def cost_timings(costs: Mapping[str, Any]) -> dict[str, float]:
+    """Each section's stages' seconds, for timings.json (utility_generation_s, ...)."""
+    seconds = {key: c.get("seconds") or {} for key, c in costs.items()}
+    return {f"{key}_{k}_s": float(v) for key, c in seconds.items() for k, v in c.items()}
