@@ -5,6 +5,7 @@ across clusters; and the terminal summary of all that."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -89,13 +90,15 @@ def variance(
             within = shuffles(keep, label_codes(hop))
             entry["beyond_hop"] = {
                 s: _gain_entry(
-                    defined,
-                    hop,
-                    [x for x, k in zip(strata[s], keep) if k],
-                    min_queries,
-                    permutations,
-                    seed,
-                    within,
+                    vrr_gain(
+                        defined,
+                        hop,
+                        [x for x, k in zip(strata[s], keep) if k],
+                        min_queries=min_queries,
+                        permutations=permutations,
+                        seed=seed,
+                        shuffles=within,
+                    )  # fmt: skip
                 )
                 for s in SIGNALS
                 if s in strata
@@ -118,28 +121,13 @@ def _vrr_entry(v: np.ndarray, pooled: list, permutations, seed, draw) -> dict[st
     }
 
 
-def _gain_entry(v, hop, signal, min_queries, permutations, seed, draw) -> dict[str, Any]:
-    got = vrr_gain(
-        v,
-        hop,
-        signal,
-        min_queries=min_queries,
-        permutations=permutations,
-        seed=seed,
-        shuffles=draw,
-    )
+def _gain_entry(got) -> dict[str, Any]:
+    """vrr_gain's answer (None: undefined) as metrics.json's beyond_hop entry."""
+    keys = ("vrr_hop", "vrr_joint", "gain", "gain_null", "gain_adjusted", "p_value")
     if got is None:
-        keys = ("vrr_hop", "vrr_joint", "gain", "gain_null", "gain_adjusted", "p_value")
         return dict.fromkeys(keys)
     base, joint, test = got
-    return {
-        "vrr_hop": base,
-        "vrr_joint": joint,
-        "gain": test.observed,
-        "gain_null": test.null,
-        "gain_adjusted": test.adjusted,
-        "p_value": test.p_value,
-    }
+    return dict(zip(keys, (base, joint, test.observed, test.null, test.adjusted, test.p_value)))
 
 
 def _crosstab(
@@ -181,17 +169,10 @@ def aggregates(
 ) -> dict[str, Any]:
     """overall / macro / median cluster / worst cluster of every metric."""
     labs = [None if c == NA else c for c in clusters]
-    out = {}
-    for name, v in values.items():
-        a = cluster_aggregates(v, labs, min_queries=min_queries)
-        out[name] = {
-            "overall": a.overall,
-            "macro": a.macro,
-            "median": a.median,
-            "worst": a.worst,
-            "worst_cluster": a.worst_cluster,
-        }
-    return out
+    return {
+        name: asdict(cluster_aggregates(v, labs, min_queries=min_queries))
+        for name, v in values.items()
+    }
 
 
 def strata_name(path: Path) -> str:

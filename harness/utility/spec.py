@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from harness.core.errors import ConfigError, did_you_mean
+from harness.core.errors import ConfigError, check_flag, did_you_mean
 
 BACKENDS = ("hf", "openai", "custom")
 DTYPES = ("auto", "fp32", "fp16", "bf16")
@@ -38,16 +38,8 @@ HF_OPTIONS = {
     "generator": ("chat_template", "system_prompt", "trust_remote_code", "attn_implementation"),
     "nli": ("trust_remote_code", "attn_implementation", "max_length"),
 }
-OPENAI_OPTIONS = (
-    "base_url",
-    "api",
-    "api_key_env",
-    "max_retries",
-    "backoff_s",
-    "timeout_s",
-    "max_wait_s",
-    "max_total_s",
-    "concurrency",
+OPENAI_OPTIONS = tuple(
+    "base_url api api_key_env max_retries backoff_s timeout_s max_wait_s max_total_s concurrency".split()
 )
 # openai options that change how a request travels, never what it returns: not in identities
 TRANSPORT = frozenset(OPENAI_OPTIONS) - {"base_url", "api"}
@@ -93,16 +85,8 @@ class ModelSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON values."""
-        return {
-            "backend": self.backend,
-            "model": self.model,
-            "revision": self.revision,
-            "dtype": self.dtype,
-            "device": self.device,
-            "batch_size": self.batch_size,
-            "target": self.target,
-            "options": dict(self.options),
-        }
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        return out | {"options": dict(self.options)}
 
     def identity(self) -> dict[str, Any]:
         """What changes the model's outputs (not batch_size, device, transport settings)."""
@@ -161,9 +145,7 @@ class ModelSpec:
             raise ConfigError(
                 f"{where}.device is {device!r}; use auto, cpu, cuda or cuda:N (one device)"
             )
-        batch_size = raw.get("batch_size", 16)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"{where}.batch_size must be an integer >= 1, got {batch_size!r}")
+        batch_size = _int(raw, "batch_size", 16, 1, where)
         target = raw.get("target")
         if backend == "custom":
             if not isinstance(target, str) or not _TARGET.fullmatch(target):
@@ -247,12 +229,10 @@ class UtilitySpec:
                 f"{where}.threshold must be in [0, 1] (an entailment probability), got "
                 f"{threshold!r}"
             )
-        flags = {}
-        for key in ("with_question", "length_normalize"):
-            value = raw.get(key, True)
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}.{key} must be true or false, got {value!r}")
-            flags[key] = value
+        flags = {
+            key: check_flag(raw.get(key, True), f"{where}.{key}")
+            for key in ("with_question", "length_normalize")
+        }
         templates = {
             "prompt": (PROMPT, {"question", "passages"}, {"question", "passages"}),
             "prompt_closed": (PROMPT_CLOSED, {"question"}, {"question"}),
@@ -269,19 +249,8 @@ class UtilitySpec:
             if not isinstance(cache, (str, Path)) or not str(cache).strip():
                 raise ConfigError(f"{where}.cache must be a folder path or null, got {cache!r}")
             cache = Path(cache).expanduser()
-        return cls(
-            generator=gen,
-            nli=nli,
-            samples=samples,
-            temperature=temperature,
-            top_p=top_p,
-            max_new_tokens=max_new,
-            threshold=threshold,
-            seed=seed,
-            cache=cache,
-            **flags,
-            **texts,
-        )
+        settings = (samples, temperature, top_p, max_new, threshold, *flags.values())
+        return cls(gen, nli, *settings, **texts, seed=seed, cache=cache)
 
     def identity(self) -> dict[str, Any]:
         """JSON-able, with sorted keys: everything that changes the numbers (not batch sizes,
