@@ -17,9 +17,8 @@ from harness.core.errors import ConfigError, HarnessError, check_flag
 from retrievers.model_source import (
     check_holds,
     first_line,
-    hub_plan,
+    load_from_hub,
     quiet_third_party,
-    require_hub,
     require_pinned_revision,
     resolve_package,
 )
@@ -294,26 +293,16 @@ class SentenceTransformerEncoder:
             )
 
     def _open(self):
-        """The SentenceTransformer: from the folder, or by hub id through the cache, reaching
-        the hub only when it answers a quick probe (hub_plan) so that an offline run fails in
-        one line instead of after minutes of retries."""
-        hub = self.path == self.model_id
-        local_only = hub_plan(self.model_id, self.revision) if hub else False
-        try:
-            return self._construct(local_only)
-        except OSError as exc:  # the hub's HTTP errors are OSErrors too
-            if not hub:
-                raise HarnessError(
-                    f"cannot load model {self.model_id} from {self.path}: {first_line(exc)}"
-                ) from None
-            if not local_only:
-                raise self._hub_error(exc) from None
-            partial = first_line(exc)
-        require_hub(self.model_id, self.revision, partial)  # fetch what the cache lacks
+        """The SentenceTransformer: from the folder, or by hub id through the cache
+        (model_source.load_from_hub)."""
+        if self.path == self.model_id:
+            return load_from_hub(self.model_id, self.revision, self._construct, self._hub_error)
         try:
             return self._construct(False)
         except OSError as exc:
-            raise self._hub_error(exc) from None
+            raise HarnessError(
+                f"cannot load model {self.model_id} from {self.path}: {first_line(exc)}"
+            ) from None
 
     def _construct(self, local_files_only: bool):
         import torch

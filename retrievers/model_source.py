@@ -288,5 +288,24 @@ def require_hub(model: str, revision: str | None, cache_error: str) -> None:
         )
 
 
+def load_from_hub(model: str, revision: str | None, construct, hub_error):
+    """construct(local_files_only) by hub id through the cache, reaching the hub only when it
+    answers a quick probe (hub_plan), so that an offline run fails in one line instead of
+    after minutes of retries; a cache that lacks files is filled (require_hub) and the model
+    built again. hub_error(exc) is the error for a model the hub or cache cannot give."""
+    local_only = hub_plan(model, revision)
+    try:
+        return construct(local_only)
+    except OSError as exc:  # the hub's HTTP errors are OSErrors too
+        if not local_only:
+            raise hub_error(exc) from None
+        partial = first_line(exc)
+    require_hub(model, revision, partial)
+    try:
+        return construct(False)
+    except OSError as exc:
+        raise hub_error(exc) from None
+
+
 def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from harness.core.errors import ConfigError, HarnessError
 from harness.utility.protocols import Sample
 from harness.utility.spec import ModelSpec
 from retrievers.encoders import _dtype_keyword, resolve_devices, resolve_dtype
-from retrievers.model_source import first_line, hub_plan, quiet_third_party, require_hub
+from retrievers.model_source import first_line, load_from_hub, quiet_third_party
 
 log = logging.getLogger("harness.utility")
 
@@ -147,25 +148,12 @@ class _HFModel:
                     f"cannot load {self.where}.model from {self.folder}: {first_line(exc)}; "
                     f"point {self.where}.model at a folder holding config.json and the weights"
                 ) from None
-        model, revision = str(self.spec.model), self.spec.revision
+        model = str(self.spec.model)
+        construct = partial(self._construct, model)
         try:
-            local_only = hub_plan(model, revision)
+            return load_from_hub(model, self.spec.revision, construct, self._hub_error)
         except HarnessError as exc:
             raise _reword(exc, self.where) from None
-        try:
-            return self._construct(model, local_only)
-        except OSError as exc:
-            if not local_only:
-                raise self._hub_error(exc) from None
-            partial = first_line(exc)
-        try:
-            require_hub(model, revision, partial)
-        except HarnessError as exc:
-            raise _reword(exc, self.where) from None
-        try:
-            return self._construct(model, False)
-        except OSError as exc:
-            raise self._hub_error(exc) from None
 
     def _construct(self, source: str, local_only: bool) -> tuple[Any, Any]:
         import torch
@@ -194,6 +182,22 @@ class _HFModel:
             f"or cache: {first_line(exc)}; fix the cause, or set {self.where}.model to a "
             f"folder holding the model"
         )
+
+    def _in_batches(self, order: list[int], per_batch, work, what: str, out: list) -> list:
+        """out[i] for i in `order`, from work(group) over consecutive groups of per_batch(the
+        batch size) items, the batch halved on GPU out-of-memory."""
+        start = 0
+        while start < len(order):
+
+            def run(size: int, start: int = start) -> tuple[list[int], list]:
+                group = order[start : start + per_batch(size)]
+                return group, work(group)
+
+            group, results = self._halving(run, what)
+            for i, r in zip(group, results):
+                out[i] = r
+            start += len(group)
+        return out
 
     def _halving(self, run: Callable[[int], Any], what: str) -> Any:
         """run(batch_size), halving the batch on GPU out-of-memory."""
@@ -293,27 +297,15 @@ class HFGenerator(_HFModel):
         # longest first: similar lengths share a batch (less padding); the order does not
         # change any answer, each sequence having its own random stream
         order = sorted(range(len(prompts)), key=lambda i: -len(encoded[i]))
+
+        def work(group: list[int]) -> list[list[Sample]]:
+            texts, group_seeds = [encoded[i] for i in group], [seeds[i] for i in group]
+            got = self._draw(texts, group_seeds, n, temperature, top_p, max_new_tokens)
+            return [[(self.decode(t), lps) for t, lps in s] for s in got]
+
         out: list[list[Sample]] = [[] for _ in prompts]
-        start = 0
-        while start < len(order):
-
-            def run(size: int, start: int = start) -> tuple[list[int], list[list[Sample]]]:
-                group = order[start : start + max(1, size // n)]
-                got = self._draw(
-                    [encoded[i] for i in group],
-                    [seeds[i] for i in group],
-                    n,
-                    temperature,
-                    top_p,
-                    max_new_tokens,
-                )
-                return group, [[(self.decode(t), lps) for t, lps in s] for s in got]
-
-            group, results = self._halving(run, "while generating")
-            for i, r in zip(group, results):
-                out[i] = r
-            start += len(group)
-        return out
+        per_batch = lambda size: max(1, size // n)  # noqa: E731 -- whole prompts of n each
+        return self._in_batches(order, per_batch, work, "while generating", out)
 
     def check_context(self, lengths: Sequence[int], max_new_tokens: int) -> None:
         """Refuse prompts that, with max_new_tokens answer tokens, exceed the model's context:
@@ -503,19 +495,8 @@ class HFNLI(_HFModel):
             return []
         self._load()
         order = sorted(range(len(pairs)), key=lambda i: -len(pairs[i][0]) - len(pairs[i][1]))
-        out = [0.0] * len(pairs)
-        start = 0
-        while start < len(order):
-
-            def run(size: int, start: int = start) -> tuple[list[int], list[float]]:
-                group = order[start : start + size]
-                return group, self._forward([pairs[i] for i in group])
-
-            group, probs = self._halving(run, "in NLI")
-            for i, p in zip(group, probs):
-                out[i] = p
-            start += len(group)
-        return out
+        work = lambda group: self._forward([pairs[i] for i in group])  # noqa: E731
+        return self._in_batches(order, lambda size: size, work, "in NLI", [0.0] * len(pairs))
 
     def _forward(self, pairs: list[tuple[str, str]]) -> list[float]:
         import torch

@@ -38,9 +38,8 @@ HF_OPTIONS = {
     "generator": ("chat_template", "system_prompt", "trust_remote_code", "attn_implementation"),
     "nli": ("trust_remote_code", "attn_implementation", "max_length"),
 }
-OPENAI_OPTIONS = tuple(
-    "base_url api api_key_env max_retries backoff_s timeout_s max_wait_s max_total_s concurrency".split()
-)
+OPENAI_OPTIONS = ("base_url", "api", "api_key_env", "max_retries", "backoff_s", "timeout_s")
+OPENAI_OPTIONS += ("max_wait_s", "max_total_s", "concurrency")
 # openai options that change how a request travels, never what it returns: not in identities
 TRANSPORT = frozenset(OPENAI_OPTIONS) - {"base_url", "api"}
 _COMMIT = re.compile(r"[0-9a-f]{40}")
