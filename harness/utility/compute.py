@@ -376,31 +376,12 @@ def _ref_entries(
 ) -> dict[_Task, dict]:
     """For each task: its distinct answer texts and E(answer ⊢ reference), E(reference ⊢
     answer) for every reference (kind `nli`)."""
-    ident = ent.identity()
     wq = spec.with_question
-    keys = {
-        t: content_key(
-            "nli",
-            {
-                "nli": ident,
-                "generation": gen_keys[t.prompt],
-                "question": t.question if wq else None,
-                "references": list(t.references),
-                "with_question": wq,
-            },
-        )
-        for t in tasks
-    }
-    out: dict[_Task, dict] = {}
-    todo: list[_Task] = []
-    for t in dict.fromkeys(tasks):
-        entry = store.get("nli", keys[t], _nli_shape(len(t.references)))
-        if _covers(entry, samples[t.prompt]):
-            out[t] = entry
-        else:
-            todo.append(t)
-    stats["hits"] += len(out)
-    stats["misses"] += len(todo)
+
+    def payload(t: _Task) -> dict[str, Any]:
+        question = t.question if wq else None
+        refs = list(t.references)
+        return {"generation": gen_keys[t.prompt], "question": question, "references": refs}
 
     def pairs_of(t: _Task) -> tuple[list[str], list[tuple[str, str]]]:
         texts = list(dict.fromkeys(text for text, _ in samples[t.prompt]))
@@ -421,8 +402,11 @@ def _ref_entries(
             from_ref.append([probs[(r, a)] for a in answers])
         return {"texts": texts, "to_ref": to_ref, "from_ref": from_ref}
 
-    _run_nli(todo, pairs_of, fill, keys, "nli", ent, store, stats, out)
-    return out
+    units = list(dict.fromkeys(tasks))
+    shape = lambda t: _nli_shape(len(t.references))  # noqa: E731
+    answers = lambda t: samples[t.prompt]  # noqa: E731
+    how = (payload, shape, answers, pairs_of, fill)
+    return _nli_entries("nli", units, *how, spec, ent, store, stats)
 
 
 def _cluster_entries(
@@ -436,31 +420,10 @@ def _cluster_entries(
 ) -> dict[tuple[str, str], dict]:
     """For each (prompt, question): the entailment matrix of its distinct answers (kind
     `nli-cluster`), from which clustering at any τ follows."""
-    ident = ent.identity()
     wq = spec.with_question
-    units = list(dict.fromkeys((t.prompt, t.question) for t in tasks))
-    keys = {
-        u: content_key(
-            "nli-cluster",
-            {
-                "nli": ident,
-                "generation": gen_keys[u[0]],
-                "question": u[1] if wq else None,
-                "with_question": wq,
-            },
-        )
-        for u in units
-    }
-    out: dict[tuple[str, str], dict] = {}
-    todo = []
-    for u in units:
-        entry = store.get("nli-cluster", keys[u], _cluster_shape)
-        if _covers(entry, samples[u[0]]):
-            out[u] = entry
-        else:
-            todo.append(u)
-    stats["hits"] += len(out)
-    stats["misses"] += len(todo)
+
+    def payload(u: tuple[str, str]) -> dict[str, Any]:
+        return {"generation": gen_keys[u[0]], "question": u[1] if wq else None}
 
     def pairs_of(u: tuple[str, str]) -> tuple[list[str], list[tuple[str, str]]]:
         texts = list(dict.fromkeys(text for text, _ in samples[u[0]]))
@@ -474,15 +437,32 @@ def _cluster_entries(
                   for i, a in enumerate(forms)]  # fmt: skip
         return {"texts": texts, "matrix": matrix}
 
-    _run_nli(todo, pairs_of, fill, keys, "nli-cluster", ent, store, stats, out)
-    return out
+    units = list(dict.fromkeys((t.prompt, t.question) for t in tasks))
+    shape = lambda u: _cluster_shape  # noqa: E731
+    answers = lambda u: samples[u[0]]  # noqa: E731
+    how = (payload, shape, answers, pairs_of, fill)
+    return _nli_entries("nli-cluster", units, *how, spec, ent, store, stats)
 
 
-def _run_nli(todo, pairs_of, fill, keys, kind, ent, store, stats, out) -> None:
-    """Compute the missing entries in steps of CHUNK, each step's distinct pairs in one call,
-    each step written before the next."""
+def _nli_entries(kind, units, payload, shape, answers, pairs_of, fill, spec, ent, store, stats):
+    """The entries of `kind` for each unit: from the cache where one holds every answer text
+    of the unit (its key: the NLI model's identity, payload(unit), with_question), the rest
+    computed in steps of CHUNK, each step's distinct pairs in one call, each step written
+    before the next."""
+    ident, wq = ent.identity(), spec.with_question
+    keys = {u: content_key(kind, {"nli": ident, **payload(u), "with_question": wq}) for u in units}
+    out: dict = {}
+    todo = []
+    for u in units:
+        entry = store.get(kind, keys[u], shape(u))
+        if _covers(entry, answers(u)):
+            out[u] = entry
+        else:
+            todo.append(u)
+    stats["hits"] += len(out)
+    stats["misses"] += len(todo)
     if not todo:
-        return
+        return out
     model = ent.get()
     label = "ΔSePer: entailment" + (" (clusters)" if kind == "nli-cluster" else "")
     with Progress(len(todo), label, "entry") as bar:
@@ -504,3 +484,4 @@ def _run_nli(todo, pairs_of, fill, keys, kind, ent, store, stats, out) -> None:
                 store.put(kind, keys[u], entry)
                 out[u] = entry
             bar.update(len(part))
+    return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +134,33 @@ def test_stored_cell_keeps_its_utility_values(stub_cell, protocols_benchmark_pat
     for qid, row in before.items():
         for name in UTILITY:
             assert after[qid][name] == row[name]
+
+
+def test_recomputed_cell_without_models_drops_its_utility_values(
+    stub_cell, protocols_benchmark_path, tmp_path
+):
+    """A cell recomputed (force=true) by a run without the utility section has no models to
+    score the new ranked list with: its ΔSePer values go, with one note naming the fix,
+    instead of being carried over to a list they were not made from."""
+    cwd = stub_cell[0]
+    shutil.copytree(cwd / "results", tmp_path / "results")
+    res = harness(
+        "corpus=redqa",
+        f"corpus.path={protocols_benchmark_path}",
+        "corpus.name=protocols",
+        "metrics.names=[coverage]",
+        "metrics.k=[5]",
+        "stats.bootstrap=0",
+        "strata.permutations=0",
+        "force=true",
+        cwd=tmp_path,
+    )
+    notes = [line for line in res.stderr.splitlines() if "not recomputed" in line]
+    assert len(notes) == 1 and "(no utility section in this run; add +utility=seper" in notes[0]
+    assert all(name in notes[0] for name in UTILITY), notes
+    doc = json.loads((tmp_path / "results/protocols/bm25/metrics.json").read_text("utf-8"))
+    assert not set(UTILITY) & set(doc["metrics"]) and "utility" not in doc["config"]
+    assert "coverage@5" in doc["metrics"]
 
 
 def test_second_retriever_reuses_the_closed_book_baseline(stub_cell, protocols_benchmark_path):

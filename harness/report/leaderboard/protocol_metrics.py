@@ -13,10 +13,9 @@ from harness.report.leaderboard.tables import (
     Options,
     Significance,
     Table,
-    Value,
     _legend,
-    _mark_best,
-    _value,
+    cutoffs,
+    grouped_table,
     metric_name,
 )
 
@@ -75,63 +74,19 @@ def protocols_table(
     cells = {n: e for n, e in every.items() if has_protocols(e)}
     if not cells:
         return None
-    per_cell = [_ks(e) for e in cells.values()]
-    union = set().union(*per_cell)
-    shared = set.intersection(*per_cell) or union  # no common K: show every K, with '-'
-    ks = sorted(shared)
-    specs: list[tuple[str, list[tuple[str, str, str | None]]]] = [
-        (f"@{k}", _columns(k)) for k in ks
-    ]
+    ks, not_shown = cutoffs([_ks(e) for e in cells.values()])
+    specs = [(f"@{k}", _columns(k)) for k in ks]
     specs.append(("whole list", [(RANK, RANK, None)]))
-
-    names = _order(cells, ks)
-    rows: list[tuple[str, list[Value]]] = []
-    for name in names:
-        e = cells[name]
-        vals = []
-        for _, cols in specs:
-            for _, metric, label in cols:
-                vals.append(
-                    _value(e, metric) if label is None else _value(e, metric, STRATUM, label)
-                )
-        rows.append((name, vals))
-
-    # keep the columns some cell has a value in (no dates, no partial queries: no column)
-    kept_groups, kept_cols, positions = [], [], []
-    j = 0
-    for group, cols in specs:
-        span = 0
-        for col in cols:
-            if any(vals[j].value is not None for _, vals in rows):
-                kept_cols.append(col)
-                positions.append(j)
-                span += 1
-            j += 1
-        if span:
-            kept_groups.append((group, span))
-    if not kept_cols:
+    title = f"{corpus}: answers, freshness and answerability (% except answer_rank)"
+    key = f"protocols_{corpus}"
+    table = grouped_table(board, cells, _order(cells, ks), specs, sig, key, title, STRATUM)
+    if table is None:
         return None
-    rows = [(name, [vals[p] for p in positions]) for name, vals in rows]
-    for i, (_, metric, label) in enumerate(kept_cols):
-        strat = "overall" if label is None else STRATUM
-        _mark_best(rows, i, sig, cells, metric, strat, label)
-
-    table = Table(
-        key=f"protocols_{corpus}",
-        title=f"{corpus}: answers, freshness and answerability (% except answer_rank)",
-        stub="Retriever",
-        columns=[head for head, _, _ in kept_cols],
-        rows=[(board.label(n), v) for n, v in rows],
-        groups=kept_groups,
-    )
-    table.notes = _notes(cells, kept_cols)
+    # the columns shown: no dates, no partial queries, no column
+    shown = [col for _, cols in specs for col in cols if col[0] in table.columns]
+    table.notes = _notes(cells, shown)
     table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
-    dropped = sorted(union - shared)
-    if dropped:
-        table.notes.append(
-            f"not shown: @{', @'.join(map(str, dropped))} (not in every cell; leaderboard.csv "
-            "has every value)"
-        )
+    table.notes += not_shown
     without = sorted(set(every) - set(cells))
     if without:
         table.notes.append(

@@ -444,6 +444,57 @@ def _compared_notes(configs: dict[str, set[str]]) -> list[str]:
     return notes
 
 
+def cutoffs(per_cell: list[set[int]]) -> tuple[list[int], list[str]]:
+    """The cutoffs every cell has (else all of them, shown with '-'), and the note naming
+    the ones left out."""
+    union = set().union(*per_cell)
+    ks = set.intersection(*per_cell) or union
+    dropped = sorted(union - ks)
+    note = f"not shown: @{', @'.join(map(str, dropped))} (not in every cell; leaderboard.csv "
+    return sorted(ks), [note + "has every value)"] if dropped else []
+
+
+def grouped_table(
+    board: Board,
+    cells: dict[str, Evaluation],
+    names: list[str],
+    specs: list[tuple[str, list[tuple[str, str, str | None]]]],
+    sig: Significance | None,
+    key: str,
+    title: str,
+    stratum: str = "overall",
+) -> Table | None:
+    """Rows `names`, columns the specs' (group, [(header, metric, label)]): the metric's
+    mean overall, or in `stratum`'s `label`. A column no cell has a value in is dropped (a
+    group with it when it empties); each column's best value is marked. None when no
+    column is left."""
+    flat = [(group, col) for group, cols in specs for col in cols]
+    strat = [("overall", None) if label is None else (stratum, label) for _, (_, _, label) in flat]
+    rows = [
+        (n, [_value(cells[n], m, *at) for (_, (_, m, _)), at in zip(flat, strat)]) for n in names
+    ]
+    keep = [i for i in range(len(flat)) if any(v[i].value is not None for _, v in rows)]
+    if not keep:
+        return None
+    rows = [(n, [v[i] for i in keep]) for n, v in rows]
+    groups: list[tuple[str, int]] = []
+    for j, i in enumerate(keep):
+        _mark_best(rows, j, sig, cells, flat[i][1][1], *strat[i])
+        group = flat[i][0]
+        if groups and groups[-1][0] == group:
+            groups[-1] = (group, groups[-1][1] + 1)
+        else:
+            groups.append((group, 1))
+    return Table(
+        key=key,
+        title=title,
+        stub="Retriever",
+        columns=[flat[i][1][0] for i in keep],
+        rows=[(board.label(n), v) for n, v in rows],
+        groups=groups,
+    )
+
+
 def _legend(
     board: Board, corpora, sig: Significance | None, published: bool, table: Table
 ) -> list[str]:

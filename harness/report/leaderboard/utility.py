@@ -11,10 +11,9 @@ from harness.report.leaderboard.tables import (
     Options,
     Significance,
     Table,
-    Value,
     _legend,
-    _mark_best,
-    _value,
+    cutoffs,
+    grouped_table,
     metric_name,
 )
 
@@ -44,35 +43,14 @@ def utility_table(
     cells = {n: e for n, e in every.items() if _ks(e)}
     if not cells:
         return None
-    per_cell = [_ks(e) for e in cells.values()]
-    union = set().union(*per_cell)
-    ks = sorted(set.intersection(*per_cell) or union)
-    specs = [(k, head, metric_name(f, k)) for k in ks for head, f in (*COLUMNS, *CONTEXT)]
-    names = _order(cells, max(ks))
-    rows: list[tuple[str, list[Value]]] = [
-        (n, [_value(cells[n], metric) for _, _, metric in specs]) for n in names
-    ]
-    keep = [i for i in range(len(specs)) if any(v[i].value is not None for _, v in rows)]
-    if not keep:
+    ks, not_shown = cutoffs([_ks(e) for e in cells.values()])
+    columns = (*COLUMNS, *CONTEXT)
+    specs = [(f"@{k}", [(head, metric_name(f, k), None) for head, f in columns]) for k in ks]
+    title = f"{corpus}: retrieval utility, ΔSePer (percentage points) and SePer (%)"
+    key, names = f"utility_{corpus}", _order(cells, max(ks))
+    table = grouped_table(board, cells, names, specs, sig, key, title)
+    if table is None:
         return None
-    specs = [specs[i] for i in keep]
-    rows = [(n, [v[i] for i in keep]) for n, v in rows]
-    for i, (_, _, metric) in enumerate(specs):
-        _mark_best(rows, i, sig, cells, metric)
-    groups: list[tuple[str, int]] = []
-    for k, _, _ in specs:
-        if groups and groups[-1][0] == f"@{k}":
-            groups[-1] = (groups[-1][0], groups[-1][1] + 1)
-        else:
-            groups.append((f"@{k}", 1))
-    table = Table(
-        key=f"utility_{corpus}",
-        title=f"{corpus}: retrieval utility, ΔSePer (percentage points) and SePer (%)",
-        stub="Retriever",
-        columns=[head for _, head, _ in specs],
-        rows=[(board.label(n), v) for n, v in rows],
-        groups=groups,
-    )
     table.notes = [
         "ΔSePer: the generator's belief in the reference answer with the top K in its prompt "
         "minus its belief with none (soft kernel: each sampled answer weighted by its "
@@ -81,12 +59,7 @@ def utility_table(
         *_models(cells),
     ]
     table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
-    dropped = sorted(union - set(ks))
-    if dropped:
-        table.notes.append(
-            f"not shown: @{', @'.join(map(str, dropped))} (not in every cell; leaderboard.csv "
-            "has every value)"
-        )
+    table.notes += not_shown
     return table
 
 
