@@ -14,7 +14,7 @@ from harness.core.labels import label_order
 from harness.core.run import Run
 from harness.core.types import Benchmark
 from metrics import answers, group, standard, stats
-from metrics.registry import Metric, aggregate_of
+from metrics.registry import MODEL_KINDS, Metric, aggregate_of
 
 if TYPE_CHECKING:  # metrics.ties is imported when tie ranges are asked for
     from metrics.ties import Tied
@@ -42,8 +42,8 @@ def per_query(
     A query the run has no ranking for scores as an empty list (0, as `trec_eval -c`);
     a query without gold is NaN for every metric that needs gold. Each binary standard
     metric counts as relevant the grades >= its own level (`Metric.level`); the corpus
-    families read the chunks' text and dates (metrics.answers). Utility metrics need models:
-    their values come computed in `given` (harness.utility), one per query.
+    families read the chunks' text and dates (metrics.answers). Model metrics (ΔSePer, end-to-end
+    RAG) come computed in `given` (their model section), one per query.
     A judged query without a relevant document (without a positive grade, for nDCG) is NaN
     for the standard metrics, or 0 with no_relevant="zero" (trec_eval's and ir_measures'
     rule); a query nobody judged stays NaN either way.
@@ -83,10 +83,10 @@ def per_query(
     if corpus:  # answers in the chunks' text, outdated chunks (metrics.answers)
         values.update(answers.evaluate(benchmark, [run[q.query_id] for q in queries], corpus))
     for m in metrics:
-        if m.family.kind == "utility":
+        if m.family.kind in MODEL_KINDS:
             found = (given or {}).get(m.name)
             if found is None or len(found) != len(queries):
-                raise ValueError(f"{m.name} needs its values from harness.utility, one per query")
+                raise ValueError(f"{m.name} needs its values from its model section, one per query")
             values[m.name] = np.asarray(found, dtype=np.float64)
     return {m.name: values[m.name] for m in metrics}
 

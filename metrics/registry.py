@@ -26,7 +26,7 @@ class Family:
     `name` is the internal key the kernels use; `label` is how results print it."""
 
     name: str
-    kind: str  # "group" | "standard" | "corpus" | "utility"
+    kind: str  # "group" | "standard" | "corpus" | one of MODEL_KINDS ("utility", "rag")
     label: str = ""  # the printed prefix: ir_measures' name for a standard family
     # "required": name@K; "none": the whole list; "optional": either; "recall": name@level,
     # a recall level in [0, 1] (IPrec@0.5)
@@ -121,7 +121,18 @@ _CORPUS = (
 # the top K in its prompt; computed by harness.utility (models), handed to per_query as values.
 # dseper: the soft kernel; dseper_hard: answers clustered by bidirectional entailment.
 _UTILITY = tuple(Family(n, "utility") for n in ("dseper", "dseper_hard", "seper"))
-FAMILIES: dict[str, Family] = {f.name: f for f in (*_GROUP, *_STANDARD, *_CORPUS, *_UTILITY)}
+# End-to-end RAG (docs/rag.md): whether a generator's answer with the top K (e2e) and with no
+# passage (closed_book) is judged correct, computed by harness.rag; rag_gain = e2e -
+# closed_book and parametric_gain = e2e - perfrecall, per query (RARE's Table 4)
+_RAG = (
+    Family("e2e", "rag"),
+    Family("closed_book", "rag", cut="none"),
+    Family("rag_gain", "rag"),
+    Family("parametric_gain", "rag"),
+)
+MODEL_KINDS = ("utility", "rag")  # computed by a model section (harness.cell.sections)
+_MODEL = (*_UTILITY, *_RAG)
+FAMILIES: dict[str, Family] = {f.name: f for f in (*_GROUP, *_STANDARD, *_CORPUS, *_MODEL)}
 # every standard family has its formula in metrics.standard, and only those
 if {f.name for f in _STANDARD} != set(standard.FORMULAS):
     raise RuntimeError("metrics.registry and metrics.standard.FORMULAS list different families")
@@ -133,7 +144,7 @@ if {f.name for f in _STANDARD} != set(standard.FORMULAS):
 # map_cut, success) expand over metrics.k as `trec_eval -m P` expands over its cut-offs.
 SPELLINGS: dict[str, tuple[str, str]] = {
     **{f.name: (f.name, "all" if f.cut == "none" else "each") for f in (*_GROUP, *_CORPUS)},
-    **{f.name: (f.name, "each") for f in _UTILITY},
+    **{f.name: (f.name, "all" if f.cut == "none" else "each") for f in _MODEL},
     # ir_measures
     "nDCG": ("ndcg", "all"),
     "AP": ("map", "all"),
@@ -202,7 +213,7 @@ ELSEWHERE = {
     "gm_bpref": "trec_eval's gm_bpref",
 }
 _NAME = re.compile(
-    r"^([A-Za-z][A-Za-z_\-]*?)(?:[._](\d+))?(?:\(([^()]*)\))?(?:@(-?\d+(?:\.\d*)?))?$"
+    r"^([A-Za-z][A-Za-z0-9_\-]*?)(?:[._](\d+))?(?:\(([^()]*)\))?(?:@(-?\d+(?:\.\d*)?))?$"
 )
 # trec_eval's iprec_at_recall_0.50 (its cut-off is a recall level, with a dot in it)
 _TREC_IPREC = re.compile(r"^iprec_at_recall[._](\d(?:\.\d*)?)$", re.IGNORECASE)

@@ -36,6 +36,7 @@ def evaluate(
     fields: Sequence[str] | None = None,
     relevance: Mapping[str, Any] | None = None,
     utility: Mapping[str, Any] | None = None,
+    rag: Mapping[str, Any] | None = None,
     generator: Any = None,
     nli: Any = None,
 ) -> Evaluation:
@@ -50,8 +51,9 @@ def evaluate(
     reads every line, and a retriever retrieves 100), `bootstrap`, `confidence`, `seed`
     (stats.*), `min_queries`, `permutations`, `fields` (strata.*), `unknown_ids`
     (run.unknown_ids), `relevance` (the `relevance` section's settings that differ, merged
-    key by key: `{"grades": {"RELATED": 0}}`, docs/protocols.md) and `utility` (those of
-    conf/utility/seper.yaml that differ, for ΔSePer, docs/utility.md).
+    key by key: `{"grades": {"RELATED": 0}}`, docs/protocols.md), `utility` (those of
+    conf/utility/seper.yaml that differ, for ΔSePer, docs/utility.md) and `rag` (those of
+    conf/rag/e2e.yaml that differ, for end-to-end RAG, docs/rag.md).
 
     `strata`: extra stratifications, `{name: labels in query order or {query_id: label}}`,
     or the path of a semantic strata file (python -m harness.stratify); hop strata are
@@ -64,7 +66,7 @@ def evaluate(
     from harness.api.loading import load_benchmark
     from harness.cell.execute import result_of, score
     from harness.cell.plan import CellPlan, api_words
-    from harness.cell.sections import model_metrics as utility_metrics
+    from harness.cell.sections import SECTIONS
     from harness.core.confs import named_config
     from harness.core.run.files import apply_unknown_ids
     from harness.data.relevance import judge
@@ -90,15 +92,15 @@ def evaluate(
         asked = metrics_for(names, ks, 2**62, relevance_level or 1)
     except ConfigError as exc:  # the keywords the caller wrote, not their config keys
         raise type(exc)(api_words(str(exc))) from None
-    # the utility section: conf/utility/seper.yaml with the caller's settings over it
-    section = utility_metrics(asked) and named_config("utility", "seper", dict(utility or {}))
     if relevance is not None and not isinstance(relevance, Mapping):
         raise ConfigError(
             f"relevance must map settings to values, e.g. {{'outdated_for': []}}; got {relevance!r}"
         )
     sections = {"relevance": dict(relevance)} if relevance else {}
-    if section:
-        sections["utility"] = section
+    given = {"utility": utility, "rag": rag}
+    for s in SECTIONS:  # a model section: its shipped config with the caller's settings over it
+        if s.names(asked):
+            sections[s.key] = named_config(s.key, s.option, dict(given[s.key] or {}))
     described = {"name": name, "type": "python", "object": _describe(run_or_retriever)}
     plan = CellPlan.from_settings(described, {}, settings, sections)
     bench = judge(load_benchmark(benchmark), plan.relevance)
@@ -109,16 +111,18 @@ def evaluate(
     if isinstance(built, Mapping):
         plan.config["retriever"] = dict(built)
     plan.config["retriever"]["name"] = run.name
-    for key, obj in (("generator", generator), ("nli", nli)):
-        if section and obj is not None:  # the caller's model object, recorded by its type
-            plan.config["utility"][key] = {"backend": "python", "object": _describe(obj)}
+    objects = {"generator": generator, "nli": nli}
+    for s in SECTIONS:
+        for role in s.objects if s.key in sections else ():
+            if objects[role] is not None:  # the caller's model object, recorded by its type
+                plan.config[s.key][role] = {"backend": "python", "object": _describe(objects[role])}
     plan.config["corpus"].update(name=bench.name, source=bench.source)
     ids = [q.query_id for q in bench.queries]
     run, unknown = apply_unknown_ids(
         run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table
     )
     doc, doc_path, custom = _strata(strata, bench)
-    models = {"utility": (generator, nli)}
+    models = {s.key: tuple(objects[role] for role in s.objects) for s in SECTIONS}
     scored = score(plan, bench, run, doc=doc, strata_path=doc_path, extra=custom, models=models)
     # how tables name it: the config's display_name, unless the caller renamed it
     shown = name or plan.config["retriever"].get("display_name") or run.name

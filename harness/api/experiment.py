@@ -33,6 +33,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     unknown_ids: str | None = None,
     no_relevant: str | None = None,
     utility: Mapping[str, Any] | None = None,
+    rag: Mapping[str, Any] | None = None,
     generator: Any = None,
     nli: Any = None,
 ):
@@ -45,9 +46,9 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     the counts are integers and `sig` a boolean, <NA> in the baseline's row. `depth`: as in
     harness.evaluate (a run is scored whole, a retriever retrieves 100).
     "Better" reads each metric's direction (a lower outdated@K or answer_rank is better).
-    `relevance`, `unknown_ids`, `no_relevant` and the utility settings (`utility`,
-    `generator`, `nli`: ΔSePer, docs/utility.md) are passed to harness.evaluate for every
-    system."""
+    `relevance`, `unknown_ids`, `no_relevant` and the model sections' settings (`utility`,
+    `rag`, `generator`, `nli`: ΔSePer, docs/utility.md; end-to-end RAG, docs/rag.md) are
+    passed to harness.evaluate for every system."""
     import pandas as pd
 
     from harness.api.evaluation import evaluate
@@ -91,6 +92,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
             unknown_ids=unknown_ids,
             no_relevant=no_relevant,
             utility=utility,
+            rag=rag,
             generator=generator,
             nli=nli,
         )

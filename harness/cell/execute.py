@@ -61,7 +61,7 @@ class Scored:
 
     def complete(self) -> Scored:
         """Every statistic computed now (what a cell's files hold), e.g. inside a timer."""
-        self.aggregated, self.variance, self.semantic, self.protocols  # noqa: B018
+        self.aggregated, self.variance, self.semantic, self.protocols, self.rag  # noqa: B018
         return self
 
     @cached_property
@@ -116,6 +116,23 @@ class Scored:
         ks = sorted({m.k for m in self.metrics if m.k is not None})
         block = deflection(self.bench, self.run, ks, self.plan.relevance.distractors)
         return {} if block is None else {"deflection": block}
+
+    @cached_property
+    def rag(self) -> dict[str, Any]:
+        """RARE's coverage types per K (metrics.rag), when e2e@K and closed_book were scored:
+        {K: {queries, intersection, retrieval_only, parametric_only, complementary}}."""
+        from metrics.evaluate import per_query as scores
+        from metrics.rag import coverage_types
+        from metrics.registry import parse_metric
+
+        closed = self.values.get("closed_book")
+        ks = [m.k for m in self.metrics if m.family.name == "e2e"]
+        if closed is None or not ks:
+            return {}
+        have = {k: self.values.get(f"perfrecall@{k}") for k in ks}
+        wanted = [parse_metric(f"perfrecall@{k}") for k, v in have.items() if v is None]
+        have.update({m.k: v for m, v in zip(wanted, scores(self.bench, self.run, wanted).values())})
+        return {str(k): coverage_types(self.values[f"e2e@{k}"], closed, have[k]) for k in ks}
 
 
 def score(

@@ -33,6 +33,7 @@ class Stored:
         self.variance = doc.get("variance") or {}
         self.semantic = doc.get("semantic")
         self.protocols = doc.get("protocols") or {}
+        self.rag = doc.get("rag") or {}
 
     @property
     def ties(self):
@@ -150,6 +151,7 @@ class Evaluation:
             "semantic": scored.semantic,
             "run": record.get("run") or {},
             **({"protocols": scored.protocols} if scored.protocols else {}),
+            **({"rag": scored.rag} if scored.rag else {}),
             "diagnostics": diagnostics,
         }
 

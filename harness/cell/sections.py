@@ -21,9 +21,14 @@ class ModelSection:
 
     key: str
     needs: str  # what its metrics need ("a generator and an NLI model")
-    add: str  # the override that adds the section ("+utility=seper")
+    option: str  # the shipped config that adds it: conf/<key>/<option>.yaml
     settings: str  # the settings to give it, for the error line
     module: str
+    objects: tuple[str, ...]  # the model objects a caller may hand in, in values()' order
+
+    @property
+    def add(self) -> str:
+        return f"+{self.key}={self.option}"
 
     def names(self, metrics: Sequence) -> list[str]:
         return [m.name for m in metrics if m.family.kind == self.key]
@@ -54,9 +59,18 @@ SECTIONS = (
     ModelSection(
         "utility",
         "a generator and an NLI model",
-        "+utility=seper",
+        "seper",
         "utility.generator.model / utility.nli.model",
         "harness.utility.section",
+        ("generator", "nli"),
+    ),
+    ModelSection(
+        "rag",
+        "a generator",
+        "e2e",
+        "rag.generator.model",
+        "harness.rag.section",
+        ("generator",),
     ),
 )
 

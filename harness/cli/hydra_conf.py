@@ -15,7 +15,7 @@ from harness.core.confs import APPENDED, register
 from harness.core.errors import ConfigError, did_you_mean, unknown_name
 from harness.core.paths import conf_dir, group_options
 
-GROUPS = ("retriever", "corpus", "metrics", "extractor", "experiment", "utility")
+GROUPS = ("retriever", "corpus", "metrics", "extractor", "experiment", "utility", "rag")
 
 
 # Hydra's own flags that take a value; and those after which no job runs, or that point
@@ -161,7 +161,7 @@ def _check_key(cfg: DictConfig, dotted: str) -> None:
         raise ConfigError(
             f"'{dotted}' sets a {top} setting, but this run has no {top} section; add "
             f"+{top}={group_options(top)[0]} before it"
-            + (" (or choose metrics=utility)" if top == "utility" else "")
+            + (f" (or choose metrics={top})" if top in ("utility", "rag") else "")
         )
     for part in dotted.split("."):
         # keys(), not `in`: OmegaConf's `in` is False for a key whose value is ??? (missing).

@@ -10,7 +10,7 @@ from typing import Any
 from harness.core.errors import unknown_name
 from harness.core.paths import conf_dir, group_options
 
-APPENDED = frozenset({"utility"})  # config groups a run adds with '+group=name'
+APPENDED = frozenset({"utility", "rag"})  # config groups a run adds with '+group=name'
 MISSING = "???"  # OmegaConf's mandatory value (omegaconf.MISSING), without importing it here
 
 
@@ -144,6 +144,7 @@ class HarnessConf:
     results: ResultsConf = field(default_factory=ResultsConf)
     stats: StatsConf = field(default_factory=StatsConf)
     utility: Any = None  # ΔSePer's generator and NLI model: +utility=seper (conf/utility/)
+    rag: Any = None  # end-to-end RAG's generator and judge: +rag=e2e (conf/rag/)
     device: Any = "auto"  # auto | cpu | cuda | cuda:N | [cuda:0, cuda:1] (dense encoders)
     cache: bool = True  # embedding cache for dense retrievers; false: encode everything afresh
     cache_dir: str | None = None  # null: $HARNESS_CACHE_DIR/embeddings or ~/.cache/...

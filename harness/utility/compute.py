@@ -127,7 +127,7 @@ def utility_values(
     seconds["prompts"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    gen_keys, samples, gen_hits = _generations(prompts, spec, gen, store)
+    gen_keys, samples, gen_hits = generations(prompts, spec, gen, store)
     seconds["generation"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -214,11 +214,12 @@ def _check_families(families: Sequence[str]) -> list[str]:
     return out
 
 
-def _generations(
-    prompts: list[str], spec: UtilitySpec, gen: Given | Lazy, store: Store
+def generations(
+    prompts: list[str], spec: Any, gen: Given | Lazy, store: Store, what: str = "ΔSePer"
 ) -> tuple[dict[str, str], dict[str, list[tuple[str, list[float]]]], int]:
-    """Each prompt's cache key and N samples (text, token log-probs): from the cache, else
-    generated in steps of CHUNK prompts, each step written before the next."""
+    """Each prompt's cache key and `spec.samples` samples (text, token log-probs) at the
+    spec's temperature, top_p, max_new_tokens and seed: from the cache, else generated in
+    steps of CHUNK prompts, each step written before the next (`what` names the progress)."""
     base = {
         "generator": gen.identity(),
         "samples": spec.samples,
@@ -239,7 +240,7 @@ def _generations(
     hits = len(prompts) - len(missing)
     if missing:
         model = gen.get()
-        with Progress(len(missing), "ΔSePer: sampling answers", "prompt") as bar:
+        with Progress(len(missing), f"{what}: sampling answers", "prompt") as bar:
             for start in range(0, len(missing), CHUNK):
                 part = missing[start : start + CHUNK]
                 got = model.sample(

@@ -409,8 +409,9 @@ def make_sampler(streams: Sequence[tuple[int, int]], temperature: float, top_p: 
     """A logits processor that draws one token per row from softmax(logits / temperature)
     restricted to the nucleus (the smallest set of most probable tokens whose mass reaches
     top_p), by inverse CDF with a uniform from the row's own stream (numpy PCG64 seeded by
-    (seed, sample index)). It records each drawn token and its log-probability under that
-    distribution, and returns scores that make greedy decoding pick the drawn token."""
+    (seed, sample index)); temperature 0 takes the most probable token (greedy decoding). It
+    records each drawn token and its log-probability under that distribution (the model's,
+    when greedy), and returns scores that make greedy decoding pick the drawn token."""
     import numpy as np
     import torch
     from transformers import LogitsProcessor
@@ -422,6 +423,10 @@ def make_sampler(streams: Sequence[tuple[int, int]], temperature: float, top_p: 
             self.logprobs: list[list[float]] = []
 
         def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+            if temperature == 0:  # greedy: the most probable token, with the model's log-prob
+                logp = torch.log_softmax(scores.float(), dim=-1).double()
+                token = logp.argmax(-1, keepdim=True)
+                return self._chose(scores, token, logp.gather(1, token))
             logp = torch.log_softmax(scores.float() / temperature, dim=-1).double()
             u = torch.tensor([g.random() for g in self.rngs], dtype=torch.float64)
             u = u.to(scores.device).unsqueeze(1)
@@ -444,6 +449,9 @@ def make_sampler(streams: Sequence[tuple[int, int]], temperature: float, top_p: 
             pos = torch.minimum(pos, last)
             lp = logp.gather(1, pos) - mass.log()
             token = pos if order is None else order.gather(1, pos)
+            return self._chose(scores, token, lp)
+
+        def _chose(self, scores: torch.Tensor, token: torch.Tensor, lp: torch.Tensor):
             self.chosen.append(token.squeeze(1).tolist())
             self.logprobs.append(lp.squeeze(1).tolist())
             out = torch.full_like(scores, -math.inf)

@@ -232,24 +232,10 @@ class UtilitySpec:
             key: check_flag(raw.get(key, True), f"{where}.{key}")
             for key in ("with_question", "length_normalize")
         }
-        templates = {
-            "prompt": (PROMPT, {"question", "passages"}, {"question", "passages"}),
-            "prompt_closed": (PROMPT_CLOSED, {"question"}, {"question"}),
-            "passage": (PASSAGE, {"rank", "title", "text"}, {"text"}),
-            "passage_untitled": (PASSAGE_UNTITLED, {"rank", "text"}, {"text"}),
-        }
-        texts = {
-            key: _template(raw.get(key, default), f"{where}.{key}", allowed, needed)
-            for key, (default, allowed, needed) in templates.items()
-        }
         seed = _int(raw, "seed", 0, 0, where)
-        cache = raw.get("cache")
-        if cache is not None:
-            if not isinstance(cache, (str, Path)) or not str(cache).strip():
-                raise ConfigError(f"{where}.cache must be a folder path or null, got {cache!r}")
-            cache = Path(cache).expanduser()
         settings = (samples, temperature, top_p, max_new, threshold, *flags.values())
-        return cls(gen, nli, *settings, **texts, seed=seed, cache=cache)
+        texts = prompt_templates(raw, where)
+        return cls(gen, nli, *settings, **texts, seed=seed, cache=cache_folder(raw, where))
 
     def identity(self) -> dict[str, Any]:
         """JSON-able, with sorted keys: everything that changes the numbers (not batch sizes,
@@ -257,6 +243,31 @@ class UtilitySpec:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "cache"}
         out.update(generator=self.generator.identity(), nli=self.nli.identity())
         return json.loads(canonical_json(out))
+
+
+def prompt_templates(raw: Mapping[str, Any], where: str) -> dict[str, str]:
+    """The checked prompt templates of a section (prompt, prompt_closed, passage,
+    passage_untitled), the paper's where absent."""
+    templates = {
+        "prompt": (PROMPT, {"question", "passages"}, {"question", "passages"}),
+        "prompt_closed": (PROMPT_CLOSED, {"question"}, {"question"}),
+        "passage": (PASSAGE, {"rank", "title", "text"}, {"text"}),
+        "passage_untitled": (PASSAGE_UNTITLED, {"rank", "text"}, {"text"}),
+    }
+    return {
+        key: _template(raw.get(key, default), f"{where}.{key}", allowed, needed)
+        for key, (default, allowed, needed) in templates.items()
+    }
+
+
+def cache_folder(raw: Mapping[str, Any], where: str) -> Path | None:
+    """A section's `cache` folder (None: the default under harness.core.paths.cache_dir())."""
+    cache = raw.get("cache")
+    if cache is not None:
+        if not isinstance(cache, (str, Path)) or not str(cache).strip():
+            raise ConfigError(f"{where}.cache must be a folder path or null, got {cache!r}")
+        cache = Path(cache).expanduser()
+    return cache
 
 
 def _transport(backend: str, key: str) -> bool:
@@ -331,21 +342,25 @@ def _template(text: Any, where: str, allowed: set[str], needed: set[str]) -> str
 
 def utility_difference(a: Mapping | None, b: Mapping | None) -> str:
     """'' when two `utility` sections (as cells record them) give comparable numbers, else
-    the first setting that differs, as 'key: A vs B' (a section the spec cannot read, e.g.
-    a model object of the Python API, compares as it is written)."""
+    the first setting that differs, as 'key: A vs B'."""
+    return section_difference(a, b, UtilitySpec.from_config, "utility")
+
+
+def section_difference(a: Mapping | None, b: Mapping | None, read, where: str) -> str:
+    """'' when two sections give the same identity (read(section).identity()), else the first
+    setting that differs, as 'where.key: A vs B' (a section `read` refuses, e.g. holding a
+    model object of the Python API, compares as it is written)."""
 
     def ident(section: Mapping | None) -> Any:
         if section is None:
             return None
         try:
-            return UtilitySpec.from_config(section).identity()
+            return read(section).identity()
         except ConfigError:
             return json.loads(canonical_json(_plain(section)))
 
     left, right = ident(a), ident(b)
-    if left == right:
-        return ""
-    return _first_difference(left, right, "utility")
+    return "" if left == right else _first_difference(left, right, where)
 
 
 def _first_difference(a: Any, b: Any, where: str) -> str:

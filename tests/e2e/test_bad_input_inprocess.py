@@ -145,6 +145,10 @@ CASES = [
     R("utility-without-section", "utility.samples=3", expect="+utility=seper"),
     R("utility-samples-zero", "+utility=seper", "utility.samples=0", expect="utility.samples"),
     R("utility-backend", "+utility=seper", "utility.nli.backend=nope", expect="nope"),
+    R("rag-without-section", "rag.judge=lexical", expect="+rag=e2e"),
+    R("rag-metric-without-section", "metrics.names=[e2e]", expect="e2e@5 needs a generator"),
+    R("rag-judge", "+rag=e2e", "rag.judge=oracle", expect="rag.judge is 'oracle'"),
+    R("rag-temperature", "+rag=e2e", "rag.temperature=-1", expect="rag.temperature"),
     R("hybrid-fusion", "retriever=hybrid-bm25-minilm", "retriever.fusion=sum", expect="sum"),
     R("hybrid-rrf-k", "retriever=hybrid-bm25-minilm", "retriever.rrf_k=-1", expect="rrf_k"),
     R(
@@ -765,6 +769,12 @@ CASES = [
         _ev(metrics=["dseper@10"]),
         "utility",
         "evaluate(metrics=['dseper@10']) without models",
+    ),  # fmt: skip
+    A(
+        "rag-without-models",
+        _ev(metrics=["e2e@10"]),
+        "rag.generator.model",
+        "evaluate(metrics=['e2e@10']) without models",
     ),  # fmt: skip
     A(
         "strata-not-labels",

@@ -19,21 +19,26 @@ ALLOWED = {
     "harness.strata": {"harness.core", "harness.data", "metrics", "retrievers", "harness.strata"},
     # retrieval utility (ΔSePer): generators and NLI models, loaded like retrievers' models
     "harness.utility": {"harness.core", "harness.data", "metrics", "retrievers", "harness.utility"},
+    # end-to-end RAG: a generator (harness.utility's models and cache) and a judge
+    "harness.rag": {
+        *("harness.core", "harness.data", "metrics", "retrievers", "harness.utility"),
+        "harness.rag",
+    },
     "harness.cell": {
         *("harness.core", "harness.data", "metrics", "retrievers", "harness.strata"),
-        *("harness.utility", "harness.cell"),
+        *("harness.utility", "harness.rag", "harness.cell"),
     },
     "harness.report": {
         *("harness.core", "harness.data", "metrics", "harness.strata", "harness.cell"),
-        *("harness.utility", "harness.report"),
+        *("harness.utility", "harness.rag", "harness.report"),
     },
     "harness.api": {
         *("harness.core", "harness.data", "metrics", "retrievers", "harness.strata"),
-        *("harness.utility", "harness.cell", "harness.report", "harness.api"),
+        *("harness.utility", "harness.rag", "harness.cell", "harness.report", "harness.api"),
     },
     "harness.cli": {
         *("harness.core", "harness.data", "metrics", "retrievers", "harness.strata"),
-        *("harness.utility", "harness.cell", "harness.report", "harness.cli"),
+        *("harness.utility", "harness.rag", "harness.cell", "harness.report", "harness.cli"),
     },
     # the package itself: the lazy public API and the `python -m harness.X` starters
     "harness": {"harness.core", "harness.api", "harness.cli"},

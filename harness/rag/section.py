@@ -1,0 +1,36 @@
+"""The `rag` config section as the cell pipeline sees it (harness.cell.sections): its checked
+settings, its per-query values, the line on what they cost, and when two cells' settings give
+comparable numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.rag.spec import RagSpec, rag_difference
+
+difference = rag_difference
+
+
+def spec(section: Mapping[str, Any]) -> RagSpec:
+    return RagSpec.from_config(section)
+
+
+def values(bench, run, metrics: Sequence, spec: RagSpec, models) -> tuple[dict, dict]:
+    """Per-query values of the rag `metrics` and what they cost; `models`: the caller's
+    (generator,) object, or None (built from the spec, only on a cache miss)."""
+    from harness.rag.compute import rag_values
+
+    (generator,) = models or (None,)
+    return rag_values(bench, run, metrics, spec, generator)
+
+
+def notes(counts: Mapping[str, Any]) -> list[str]:
+    """One line on what end-to-end RAG cost: prompts answered, cache hits, answers judged,
+    models loaded (none on a cached rerun)."""
+    loaded = ", ".join(counts["models_loaded"]) or "none"
+    return [
+        f"rag: {counts['queries']} queries, {counts['prompts']} prompts "
+        f"({counts['generation_hits']} answers from the cache), {counts['judged']} answers "
+        f"judged ({counts['judge']}); models loaded: {loaded}; cache {counts['cache']}"
+    ]

@@ -1,0 +1,217 @@
+"""End-to-end RAG on a five-query fixture whose answers a stub generator makes hand-computable
+(tests/helpers/rag_stub.py): through the CLI and the API, the per-query values, the means, the
+coverage types of RARE's Figure 7, a cached rerun that asks the generator nothing and writes
+the same bytes, compare's paired test on e2e@K, and bad settings as one line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import assert_one_line_error, compare, harness
+from tests.helpers.markdown import squeeze
+from tests.helpers.rag_stub import RagStub
+
+STUB = "tests.helpers.rag_stub.RagStub"
+CORPUS = {
+    "p1": {"content": "Paris is the capital of France."},
+    "p2": {"content": "The Eiffel Tower stands in Paris."},
+    "p3": {"content": "Berlin is the capital of Germany."},
+    "p4": {"content": "Rome is the capital of Italy."},
+    "p5": {"content": "Madrid is the capital of Spain."},
+    "p6": {"content": "Lisbon is the capital of Portugal."},
+}
+QUERIES = [
+    {"query_id": "q1", "question": "What is the capital of France?", "answer": "Paris",
+     "gold_chunk_groups": [["p1"]]},
+    {"query_id": "q2", "question": "What is the capital of Germany?", "answer": "Berlin",
+     "gold_chunk_groups": [["p3"]]},
+    {"query_id": "q3", "question": "What is the capital of Spain?", "answer": "Madrid",
+     "gold_chunk_groups": [["p5"]]},
+    {"query_id": "q4", "question": "What is the capital of Portugal?", "answer": "Lisbon",
+     "gold_chunk_groups": [["p6"]]},
+    {"query_id": "q5", "question": "What is the capital of Atlantis?", "answerable": False,
+     "gold_chunk_groups": []},
+]  # fmt: skip
+# The stub answers closed-book from its table (France: Paris, right; Germany: Munich, wrong;
+# Spain: "Madrid, I think", right; Portugal: Porto, wrong) and with passages by the first
+# word of the first one: right for q1 (p1) and q2 (p3), wrong for q3 and q4 (p4, Rome).
+RUN = {
+    "q1": ["p1", "p2"],
+    "q2": ["p3", "p1"],
+    "q3": ["p4", "p5"],
+    "q4": ["p4", "p2"],
+    "q5": ["p2", "p1"],
+}
+# per query (q1..q4; q5 is unanswerable: NaN): closed_book, e2e@K (both K), PerfRecall@1, @2
+CLOSED, E2E = [1, 0, 1, 0], [1, 1, 0, 0]
+PR = {1: [1, 1, 0, 0], 2: [1, 1, 1, 0]}
+# RARE's coverage types: (n, accuracy) of intersection, retrieval_only, parametric_only,
+# complementary, by closed-book correct x PerfRecall@K = 1, over the four answerable queries
+TYPES = {
+    "1": {"intersection": (1, 1.0), "retrieval_only": (1, 1.0), "parametric_only": (1, 0.0),
+          "complementary": (1, 0.0)},
+    "2": {"intersection": (2, 0.5), "retrieval_only": (1, 1.0), "parametric_only": (0, None),
+          "complementary": (1, 0.0)},
+}  # fmt: skip
+METRICS = "[perfrecall,e2e,closed_book,rag_gain,parametric_gain]"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("rag")
+    bench = folder / "capitals.json"
+    bench.write_text(json.dumps({"metadata": {}, "queries": QUERIES, "corpus": CORPUS}))
+    lines = [f"{q} Q0 {d} {r + 1} {2 - r} stub" for q, ds in RUN.items() for r, d in enumerate(ds)]
+    run = folder / "stub.trec"
+    run.write_text("\n".join(lines) + "\n")
+    return bench, run
+
+
+def cli_args(bench: Path, run: Path, cache: Path, *extra: str) -> list[str]:
+    return [
+        "corpus=redqa",
+        f"corpus.path={bench}",
+        "corpus.name=capitals",
+        "retriever=run_file",
+        f"retriever.path={run}",
+        "metrics=rag",
+        f"metrics.names={METRICS}",
+        "metrics.k=[1,2]",
+        "stats.bootstrap=0",
+        "strata.permutations=0",
+        "rag.generator.backend=custom",
+        "rag.generator.model=null",
+        f"rag.generator.target={STUB}",
+        f"rag.cache={cache}",
+        *extra,
+    ]
+
+
+def expected_per_query() -> dict[str, list[float]]:
+    nan = [math.nan]
+    out = {"closed_book": CLOSED + nan}
+    for k in (1, 2):
+        out[f"e2e@{k}"] = E2E + nan
+        out[f"perfrecall@{k}"] = PR[k] + nan
+        out[f"rag_gain@{k}"] = [e - c for e, c in zip(E2E, CLOSED)] + nan
+        out[f"parametric_gain@{k}"] = [e - p for e, p in zip(E2E, PR[k])] + nan
+    return out
+
+
+def same(got: list[float], want: list[float]) -> bool:
+    return all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(got, want, strict=True))
+
+
+@pytest.fixture(scope="module")
+def cli_cell(files, tmp_path_factory):
+    bench, run = files
+    cwd = tmp_path_factory.mktemp("rag-cli")
+    cache = cwd / "rag-cache"
+    first = harness(*cli_args(bench, run, cache), cwd=cwd)
+    cell = cwd / "results" / "capitals" / "stub"
+    written = {f: (cell / f).read_bytes() for f in ("metrics.json", "per_query.csv", "run.trec")}
+    again = harness(*cli_args(bench, run, cache, "force=true"), cwd=cwd)
+    return cwd, cache, cell, first, again, written
+
+
+def test_cli_values_means_and_coverage_types_are_the_hand_computed_ones(cli_cell):
+    _, _, cell, first, _, _ = cli_cell
+    with (cell / "per_query.csv").open(encoding="utf-8", newline="") as fh:
+        rows = {r["query_id"]: r for r in csv.DictReader(fh)}
+    ids = ["q1", "q2", "q3", "q4", "q5"]
+    for name, want in expected_per_query().items():
+        got = [float(rows[q][name]) if rows[q][name] != "" else math.nan for q in ids]
+        assert same(got, [float(x) for x in want]), (name, got, want)
+    doc = json.loads((cell / "metrics.json").read_text(encoding="utf-8"))
+    mean = doc["results"]["overall"]["mean"]
+    assert mean["e2e@1"] == mean["closed_book"] == 0.5 and mean["rag_gain@1"] == 0.0
+    assert mean["parametric_gain@1"] == 0.0 and mean["parametric_gain@2"] == -0.25
+    for k, types in TYPES.items():
+        block = doc["rag"][k]
+        assert block["queries"] == 4
+        assert math.isclose(sum(block[t]["share"] for t in types), 1.0)
+        for t, (n, accuracy) in types.items():
+            assert (block[t]["n"], block[t]["accuracy"]) == (n, accuracy), (k, t)
+            assert block[t]["share"] == n / 4
+    # rag_gain = e2e - closed_book in every stratum, as the means of one set of queries
+    for strat, by in doc["results"].items():
+        for label, entry in by.items() if strat != "overall" else [("", by)]:
+            m = entry["mean"]
+            if m.get("e2e@1") is not None:
+                assert math.isclose(m["rag_gain@1"], m["e2e@1"] - m["closed_book"]), label
+    assert doc["config"]["rag"]["generator"]["target"] == STUB
+    assert "rag: 4 queries, 12 prompts (0 answers from the cache), 12 answers judged" in first.stderr, first.stderr
+    assert "e2e@1" in first.stdout and "closed_book" in first.stdout
+
+
+def test_cached_rerun_asks_the_generator_nothing_and_writes_the_same_bytes(cli_cell):
+    _, _, cell, _, again, written = cli_cell
+    assert "12 prompts (12 answers from the cache)" in again.stderr and "loaded: none" in again.stderr
+    for name, data in written.items():
+        assert (cell / name).read_bytes() == data, name
+
+
+def test_api_gives_the_cli_numbers_and_shares_the_closed_book_answers(cli_cell, files, tmp_path):
+    import harness as h
+
+    _, cache, cell, _, _, _ = cli_cell
+    bench, run = files
+    RagStub.calls.clear()
+    names = METRICS.strip("[]").split(",")
+    quiet = {"bootstrap": 0, "permutations": 0, "rag": {"cache": str(tmp_path / "c")}}
+    ev = h.evaluate(str(bench), h.Run.from_trec(run), names, [1, 2], generator=RagStub(), **quiet)
+    for name, want in expected_per_query().items():
+        assert same(list(ev.per_query[name]), [float(x) for x in want]), name
+    stored = json.loads((cell / "metrics.json").read_text(encoding="utf-8"))
+    assert ev.scored.rag == stored["rag"]
+    # four closed-book prompts and one with the top K per query and K: each asked once
+    assert len(RagStub.calls) == 4 + 4 * 2 and len(set(RagStub.calls)) == 12
+    # another run on the same cache: the closed-book answers are not asked again
+    RagStub.calls.clear()
+    other = {q: {d: 1.0} for q, d in (("q1", "p6"), ("q2", "p6"), ("q3", "p6"), ("q4", "p6"))}
+    h.evaluate(str(bench), other, ["e2e", "closed_book"], [1], generator=RagStub(), **quiet)
+    assert len(RagStub.calls) == 4 and not any("Doc " not in p for p in RagStub.calls)
+
+
+def test_compare_tests_e2e_pairwise(cli_cell, files):
+    cwd, cache, left, _, _, _ = cli_cell
+    bench, run = files
+    flipped = run.parent / "flipped.trec"
+    lines = [
+        f"{q} Q0 {d} {r + 1} {2 - r} f" for q, ds in RUN.items() for r, d in enumerate(ds[::-1])
+    ]
+    flipped.write_text("\n".join(lines) + "\n")
+    harness(*cli_args(bench, flipped, cache), cwd=cwd)
+    right = cwd / "results" / "capitals" / "flipped"
+    res = compare(str(left), str(right), "--metric", "e2e@1", cwd=cwd, check=False)
+    # flipped answers q3 only (Madrid first): e2e@1 50 -> 25 over the four answerable queries
+    assert res.returncode == 0 and "### e2e@1" in res.stdout, res.stderr
+    assert "| overall | 4 | 50.00 | 25.00 | -25.00 |" in squeeze(res.stdout)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("rag.judge=oracle", "rag.judge is 'oracle'; valid: lexical"),
+        ("rag.temperature=-1", "rag.temperature must be >= 0"),
+        ("rag.max_new_tokens=0", "rag.max_new_tokens must be an integer >= 1"),
+        ("rag.prompt=nothing", "rag.prompt lacks {passages}"),
+    ],
+)
+def test_bad_settings_are_one_line(files, tmp_path, override, message):
+    bench, run = files
+    res = harness(*cli_args(bench, run, tmp_path / "c", override), cwd=tmp_path, check=False)
+    assert_one_line_error(res, tmp_path, message)
+
+
+def test_rag_metric_without_the_section_names_the_fix(files, tmp_path):
+    bench, run = files
+    args = [a for a in cli_args(bench, run, tmp_path / "c") if not a.startswith("rag.")]
+    args[args.index("metrics=rag")] = "metrics=rare"
+    res = harness(*args, cwd=tmp_path, check=False)
+    assert_one_line_error(res, tmp_path, "e2e@1 needs a generator: add +rag=e2e")
