@@ -354,6 +354,22 @@ class Evaluation:
         return self._frame(records, "metric").astype(float)
 
     @property
+    def coverage_types(self):
+        """DataFrame of end-to-end RAG's coverage types (docs/rag.md, RARE's Figure 7): per K
+        and type (intersection, retrieval_only, parametric_only, complementary), the number
+        of queries, their share and the E2E accuracy within them; None without rag metrics."""
+        block = self.scored.rag
+        if not block:
+            return None
+        records = [
+            {"k": int(k), "type": t, **{c: by[t][c] for c in ("n", "share", "accuracy")}}
+            for k, by in block.items()
+            for t in by
+            if t != "queries"
+        ]
+        return self._frame(records, ["k", "type"])
+
+    @property
     def deflection(self):
         """DataFrame of the retrieval-side deflection section (docs/protocols.md): per
         answerable value (yes / partial / no), the number of queries and the top-1 score's

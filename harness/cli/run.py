@@ -18,7 +18,8 @@ REPORTS = ("short", "full")
 def run(cfg: dict[str, Any]):
     """One cell from the resolved config: compute (or reuse) it and print its tables: the
     header, the main table (overall and per stratum), the ties line and where the rest is;
-    report=full adds variance explained, the semantic blocks and the deflection section."""
+    report=full adds variance explained, the semantic blocks, the deflection section and the
+    coverage types of end-to-end RAG."""
     from harness.cell.execute import run_cell
     from harness.core.errors import ConfigError
     from harness.report.terminal import table
@@ -40,14 +41,16 @@ def run(cfg: dict[str, Any]):
 
 
 def _full(result) -> str:
-    """What report=full adds: VRR against chance, the semantic blocks, the deflection section."""
+    """What report=full adds: VRR against chance, the semantic blocks, the deflection section,
+    the coverage types of end-to-end RAG."""
     from harness.report.protocols import lines as protocol_lines
+    from harness.report.protocols import rag_lines
     from harness.report.semantic import render
 
     scored = result.scored
     text = render(scored.aggregated, scored.variance, scored.semantic, result.metrics)
-    deflection = protocol_lines(scored.protocols.get("deflection"))
-    text += "\n\n" + "\n".join(deflection) if deflection else ""
+    blocks = protocol_lines(scored.protocols.get("deflection")) + rag_lines(scored.rag)
+    text += "\n\n" + "\n".join(blocks) if blocks else ""
     return text + (f"\n\n({result.strata_hint})" if result.strata_hint else "")
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 from harness.core.run import Run
 from harness.core.types import Benchmark
@@ -51,6 +52,12 @@ def rag_values(
     ks = sorted({m.k for m in metrics if m.k is not None})
     forms = [answer_forms(q) for q in bench.queries]
     defined = [answer_defined(q, f) for q, f in zip(bench.queries, forms)]
+    if not any(defined):
+        raise HarnessError(
+            f"benchmark '{bench.name}' has no answerable query with a reference answer, so "
+            "end-to-end RAG has nothing to judge: give its queries 'answer' or 'answers' "
+            "(docs/rag.md), or leave e2e, closed_book, rag_gain and parametric_gain out"
+        )
     prompts: list[dict[int | None, str] | None] = []
     for q, ok in zip(bench.queries, defined):
         if not ok:

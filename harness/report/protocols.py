@@ -1,5 +1,6 @@
 """Terminal text for the protocol sections of a cell: deflection on the retrieval side (can the
-retriever's scores tell answerable queries from unanswerable ones; metrics.deflection)."""
+retriever's scores tell answerable queries from unanswerable ones; metrics.deflection) and the
+coverage types of end-to-end RAG (metrics.rag)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,27 @@ def lines(block: Mapping[str, Any] | None) -> list[str]:
             "  " + (", ".join(shares) or "-") + f"; distractors: {', '.join(d.get('labels', []))}"
         )
     return out
+
+
+def rag_lines(block: Mapping[str, Any] | None) -> list[str]:
+    """The coverage types of end-to-end RAG (metrics.json's rag block, RARE's Figure 7): per K,
+    each type's queries, share and E2E accuracy within it; [] without the block."""
+    if not block:
+        return []
+    from metrics.rag import TYPES
+
+    out = [
+        "",
+        "Coverage types (end-to-end RAG): closed-book correct x PerfRecall@K = 1, each type's",
+        "share of the answerable queries and the E2E accuracy within it (%)",
+    ]
+    body = []
+    for k, by in block.items():
+        for name, _, _ in TYPES:
+            t = by[name]
+            share, acc = t["share"], t["accuracy"]
+            body.append(
+                [f"@{k}", name, str(t["n"])]
+                + ["-" if x is None else f"{100 * x:.2f}" for x in (share, acc)]
+            )
+    return out + text(["K", "type", "n", "share", "accuracy"], body, left=2)

@@ -145,13 +145,17 @@ def test_cli_values_means_and_coverage_types_are_the_hand_computed_ones(cli_cell
             if m.get("e2e@1") is not None:
                 assert math.isclose(m["rag_gain@1"], m["e2e@1"] - m["closed_book"]), label
     assert doc["config"]["rag"]["generator"]["target"] == STUB
-    assert "rag: 4 queries, 12 prompts (0 answers from the cache), 12 answers judged" in first.stderr, first.stderr
+    assert (
+        "rag: 4 queries, 12 prompts (0 answers from the cache), 12 answers judged" in first.stderr
+    ), first.stderr
     assert "e2e@1" in first.stdout and "closed_book" in first.stdout
 
 
 def test_cached_rerun_asks_the_generator_nothing_and_writes_the_same_bytes(cli_cell):
     _, _, cell, _, again, written = cli_cell
-    assert "12 prompts (12 answers from the cache)" in again.stderr and "loaded: none" in again.stderr
+    assert (
+        "12 prompts (12 answers from the cache)" in again.stderr and "loaded: none" in again.stderr
+    )
     for name, data in written.items():
         assert (cell / name).read_bytes() == data, name
 
@@ -169,6 +173,11 @@ def test_api_gives_the_cli_numbers_and_shares_the_closed_book_answers(cli_cell, 
         assert same(list(ev.per_query[name]), [float(x) for x in want]), name
     stored = json.loads((cell / "metrics.json").read_text(encoding="utf-8"))
     assert ev.scored.rag == stored["rag"]
+    types = ev.coverage_types  # the same block as a DataFrame, indexed by (K, type)
+    assert (
+        types.loc[(2, "intersection"), "n"] == 2
+        and types.loc[(1, "retrieval_only"), "share"] == 0.25
+    )
     # four closed-book prompts and one with the top K per query and K: each asked once
     assert len(RagStub.calls) == 4 + 4 * 2 and len(set(RagStub.calls)) == 12
     # another run on the same cache: the closed-book answers are not asked again
@@ -215,3 +224,46 @@ def test_rag_metric_without_the_section_names_the_fix(files, tmp_path):
     args[args.index("metrics=rag")] = "metrics=rare"
     res = harness(*args, cwd=tmp_path, check=False)
     assert_one_line_error(res, tmp_path, "e2e@1 needs a generator: add +rag=e2e")
+
+
+def test_tiny_transformers_generator_greedy_end_to_end(files, tiny_models, tmp_path):
+    """The hf backend on a tiny random-weight causal LM, greedy: through the CLI and the API
+    the same per-query values (each 0, 1 or NaN for q5); the API's rerun builds no model."""
+    import harness as h
+
+    bench, run = files
+    gen, _ = tiny_models
+    cache = tmp_path / "cache"
+    args = [a for a in cli_args(bench, run, cache) if not a.startswith("rag.generator.")]
+    res = harness(
+        *args,
+        "rag.generator.backend=hf",
+        f"rag.generator.model={gen}",
+        "rag.generator.device=cpu",
+        "rag.max_new_tokens=4",
+        cwd=tmp_path,
+    )
+    assert "12 prompts (0 answers from the cache)" in res.stderr, res.stderr
+    with (tmp_path / "results/capitals/stub/per_query.csv").open(encoding="utf-8") as fh:
+        rows = {r["query_id"]: r for r in csv.DictReader(fh)}
+    section = {"generator": {"backend": "hf", "model": str(gen), "device": "cpu"}}
+    section.update(max_new_tokens=4, cache=str(cache))
+    names = METRICS.strip("[]").split(",")
+    quiet = {"bootstrap": 0, "permutations": 0, "rag": section}
+    ev = h.evaluate(str(bench), h.Run.from_trec(run), names, [1, 2], **quiet)
+    assert ev.notes and any(
+        "12 answers from the cache" in n and "loaded: none" in n for n in ev.notes
+    )
+    for name in ("e2e@1", "e2e@2", "closed_book"):
+        got = list(ev.per_query[name])
+        assert all(v in (0.0, 1.0) for v in got[:4]) and math.isnan(got[4]), (name, got)
+        assert [float(rows[q][name]) for q in ("q1", "q2", "q3", "q4")] == got[:4], name
+
+
+def test_a_benchmark_without_answers_is_one_line(files, tmp_path):
+    _, run = files
+    bare = tmp_path / "bare.json"
+    queries = [{k: v for k, v in q.items() if k != "answer"} for q in QUERIES]
+    bare.write_text(json.dumps({"metadata": {}, "queries": queries, "corpus": CORPUS}))
+    res = harness(*cli_args(bare, run, tmp_path / "c"), cwd=tmp_path, check=False)
+    assert_one_line_error(res, tmp_path, "has no answerable query with a reference answer")
