@@ -88,7 +88,9 @@ def main() -> None:
     print(f"cold (every answer generated): {c:.3f} s, {1000 * c / n:.1f} ms per query")
     print(f"warm (every answer cached):    {w:.3f} s, {1000 * w / n:.1f} ms per query")
     print(f"retrieval metrics alone:        {b:.3f} s")
-    print(f"ratios: cold / alone {c / b:.1f}x, warm / alone {w / b:.1f}x (medians of {args.rounds})")
+    print(
+        f"ratios: cold / alone {c / b:.1f}x, warm / alone {w / b:.1f}x (medians of {args.rounds})"
+    )
 
 
 if __name__ == "__main__":

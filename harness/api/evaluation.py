@@ -39,6 +39,7 @@ def evaluate(
     rag: Mapping[str, Any] | None = None,
     generator: Any = None,
     nli: Any = None,
+    judge: Any = None,
 ) -> Evaluation:
     """Score a run, a retriever, an encoder or a retriever config name on a benchmark.
 
@@ -69,7 +70,7 @@ def evaluate(
     from harness.cell.sections import SECTIONS
     from harness.core.confs import named_config
     from harness.core.run.files import apply_unknown_ids
-    from harness.data.relevance import judge
+    from harness.data.relevance import judge as apply_relevance
     from metrics.registry import metrics_for
 
     names, ks = _metric_names(metrics, k)
@@ -103,7 +104,7 @@ def evaluate(
             sections[s.key] = named_config(s.key, s.option, dict(given[s.key] or {}))
     described = {"name": name, "type": "python", "object": _describe(run_or_retriever)}
     plan = CellPlan.from_settings(described, {}, settings, sections)
-    bench = judge(load_benchmark(benchmark), plan.relevance)
+    bench = apply_relevance(load_benchmark(benchmark), plan.relevance)
     run, retriever = _run_of(run_or_retriever, bench, depth, name)
     if depth is None:  # a K past the end of a short list is fine (the list is not cut)
         plan = plan.with_depth(max([run.depth, *(m.k for m in plan.metrics if m.k is not None)]))
@@ -111,7 +112,7 @@ def evaluate(
     if isinstance(built, Mapping):
         plan.config["retriever"] = dict(built)
     plan.config["retriever"]["name"] = run.name
-    objects = {"generator": generator, "nli": nli}
+    objects = {"generator": generator, "nli": nli, "judge": judge}
     for s in SECTIONS:
         for role in s.objects if s.key in sections else ():
             if objects[role] is not None:  # the caller's model object, recorded by its type

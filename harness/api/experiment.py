@@ -36,6 +36,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     rag: Mapping[str, Any] | None = None,
     generator: Any = None,
     nli: Any = None,
+    judge: Any = None,
 ):
     """Evaluate every system (runs, retrievers, encoders or retriever config names) on one
     benchmark. `baseline`: a system's index or name (None: no significance columns).
@@ -95,6 +96,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
             rag=rag,
             generator=generator,
             nli=nli,
+            judge=judge,
         )
         for i, s in enumerate(systems)
     ]

@@ -58,6 +58,7 @@ class Scored:
         self.values, self.strata = values, strata
         self.costs: Mapping[str, Any] = costs  # {section: what its model metrics cost}
         self._doc, self._path = doc, path
+        self.kept: dict[str, Any] = {}  # what a rescore carries of a section's stored block
 
     def complete(self) -> Scored:
         """Every statistic computed now (what a cell's files hold), e.g. inside a timer."""
@@ -119,8 +120,10 @@ class Scored:
 
     @cached_property
     def rag(self) -> dict[str, Any]:
-        """RARE's coverage types per K (metrics.rag), when e2e@K and closed_book were scored:
-        {K: {queries, intersection, retrieval_only, parametric_only, complementary}}."""
+        """End-to-end RAG's block, when e2e@K and closed_book were scored: RARE's coverage
+        types per K (metrics.rag: {K: {queries, intersection, retrieval_only,
+        parametric_only, complementary}}) and the judging report (per metric: unreadable
+        verdicts, exact match, token F1, agreement with the lexical judge)."""
         from metrics.evaluate import per_query as scores
         from metrics.rag import coverage_types
         from metrics.registry import parse_metric
@@ -132,7 +135,10 @@ class Scored:
         have = {k: self.values.get(f"perfrecall@{k}") for k in ks}
         wanted = [parse_metric(f"perfrecall@{k}") for k, v in have.items() if v is None]
         have.update({m.k: v for m, v in zip(wanted, scores(self.bench, self.run, wanted).values())})
-        return {str(k): coverage_types(self.values[f"e2e@{k}"], closed, have[k]) for k in ks}
+        types = {str(k): coverage_types(self.values[f"e2e@{k}"], closed, have[k]) for k in ks}
+        judging = (self.costs.get("rag") or {}).get("report")
+        judging = judging or (self.kept.get("rag") or {}).get("judging")
+        return {"coverage_types": types} | ({"judging": judging} if judging else {})
 
 
 def score(
@@ -520,7 +526,11 @@ def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hi
             config[s.key] = stored.config.get(s.key)
     scored = score(
         plan, bench, run, metrics=union, doc=doc, strata_path=strata_path, carried=carried
-    ).complete()
+    )
+    for s in SECTIONS:  # a carried section's stored block (what its models reported) stays
+        if s.names(union) and not s.names(plan.metrics):
+            scored.kept[s.key] = getattr(stored.scored, s.key, None)
+    scored.complete()
     timings = {k: v for k, v in stored.timings.items() if k.endswith("_s")}
     timings.update(cost_timings(scored.costs))
     timings["rescore_s"] = time.perf_counter() - started

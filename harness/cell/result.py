@@ -363,7 +363,7 @@ class Evaluation:
             return None
         records = [
             {"k": int(k), "type": t, **{c: by[t][c] for c in ("n", "share", "accuracy")}}
-            for k, by in block.items()
+            for k, by in block["coverage_types"].items()
             for t in by
             if t != "queries"
         ]

@@ -70,7 +70,7 @@ SECTIONS = (
         "e2e",
         "rag.generator.model",
         "harness.rag.section",
-        ("generator",),
+        ("generator", "judge"),
     ),
 )
 

@@ -20,26 +20,27 @@ from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 from harness.core.run import Run
 from harness.core.types import Benchmark
+from harness.rag.judges import Item, Lexical, LLMJudge, NLIJudge, agreement, exact_match, token_f1
 from harness.rag.spec import RagSpec
 from harness.utility.cache import Store
 from harness.utility.compute import generations, passages_text
 from harness.utility.models import Given, Lazy
-from metrics.answers import answer_defined, answer_forms, normalize
-
-
-def judged_correct(answer: str, forms: Sequence[str]) -> bool:
-    """The lexical judge: the answer holds an acceptable answer, both in answer_recall's
-    normal form (lowercase, punctuation and a/an/the dropped), at word boundaries."""
-    text = f" {normalize(answer)} "
-    return any(form in text for form in forms)
+from metrics.answers import answer_defined, answer_forms
 
 
 def rag_values(
-    bench: Benchmark, run: Run, metrics: Sequence, spec: RagSpec, generator: Any = None
+    bench: Benchmark,
+    run: Run,
+    metrics: Sequence,
+    spec: RagSpec,
+    generator: Any = None,
+    judge: Any = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Per-query values (benchmark order) of the rag `metrics` (e2e@K, closed_book,
     rag_gain@K, parametric_gain@K; NaN for a query without an acceptable answer or marked
-    unanswerable) and what they cost. `generator`: an object to use instead of the spec's."""
+    unanswerable, and where the judge's verdict could not be read) and what they cost,
+    with the judging report (unreadable verdicts, exact match, token F1, agreement with the
+    lexical judge). `generator`, `judge`: objects to use instead of the spec's."""
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
     loaded: list[str] = []
@@ -86,11 +87,19 @@ def rag_values(
     seconds["generation"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
+    items, at = [], []
+    for i, asked in enumerate(prompts):
+        refs = tuple(a for a in bench.queries[i].answers if a and a.strip())
+        for key, prompt in (asked or {}).items():
+            items.append(Item(bench.queries[i].text, answers[prompt][0][0], refs))
+            at.append((i, key))
+    chosen = _judge(spec, judge, store, loaded)
+    verdicts = _verdicts(chosen, items)
     n = len(bench.queries)
     correct = {key: np.full(n, np.nan) for key in (None, *ks)}
-    for i, asked in enumerate(prompts):
-        for key, prompt in (asked or {}).items():
-            correct[key][i] = float(judged_correct(answers[prompt][0][0], forms[i]))
+    for (i, key), v in zip(at, verdicts):
+        correct[key][i] = np.nan if v is None else float(v)
+    report = _report(items, at, verdicts, isinstance(chosen, Lexical))
     seconds["judge"] = time.perf_counter() - clock
 
     values: dict[str, np.ndarray] = {}
@@ -110,12 +119,65 @@ def rag_values(
         "prompts": len(distinct),
         "generation_hits": hits,
         "judge": spec.judge,
-        "judged": sum(len(a) for a in prompts if a),
+        "judged": len(items),
+        "unreadable": sum(v is None for v in verdicts),
+        "report": report,
         "models_loaded": loaded,
         "cache": str(store.root),
         "seconds": seconds,
     }
     return values, counts
+
+
+def _judge(spec: RagSpec, given: Any, store: Store, loaded: list[str]):
+    """The judge the spec names (its model built on first use), or the object handed in."""
+    if given is not None:
+        return Given(given, "judge")
+    if spec.judge == "lexical":
+        return Lexical()
+    where = "rag.judge_model"
+    if spec.judge == "nli":
+        return NLIJudge(Lazy(spec.judge_model, "nli", where, loaded), spec.judge_threshold)
+    if spec.judge == "llm":
+        model = Lazy(spec.judge_model, "generator", where, loaded)
+        return LLMJudge(model, spec.judge_prompt, store, generations)
+    return Lazy(spec.judge_model, "judge", where, loaded)
+
+
+def _verdicts(judge, items: list[Item]) -> list[bool | None]:
+    """The judge's verdicts, checked: one per item, each True, False or None."""
+    model = judge.get() if isinstance(judge, (Given, Lazy)) else judge
+    got = list(model.judge(items)) if items else []
+    if len(got) != len(items) or any(v not in (True, False, None) for v in got):
+        raise HarnessError(
+            f"the judge returned {len(got)} verdicts for {len(items)} answers (each must be "
+            "True, False or None)"
+        )
+    return [None if v is None else bool(v) for v in got]
+
+
+def _report(items: list[Item], at: list, verdicts: list, lexical_judge: bool) -> dict[str, Any]:
+    """Per metric (closed_book, e2e@K): unreadable verdicts, exact match and token F1 (the
+    means over the answers judged), and, for a judge other than lexical, its agreement with
+    the lexical judge (share and Cohen's kappa)."""
+    lexical = None if lexical_judge else Lexical().judge(items)
+    out: dict[str, Any] = {}
+    for key in dict.fromkeys(k for _, k in at):
+        rows = [j for j, (_, k) in enumerate(at) if k == key]
+        name = "closed_book" if key is None else f"e2e@{key}"
+        em = [exact_match(items[j].answer, items[j].references) for j in rows]
+        f1 = [token_f1(items[j].answer, items[j].references) for j in rows]
+        entry = {
+            "answers": len(rows),
+            "unreadable": sum(verdicts[j] is None for j in rows),
+            "exact_match": sum(em) / len(rows),
+            "token_f1": sum(f1) / len(rows),
+        }
+        if lexical is not None:
+            pairs = ([verdicts[j] for j in rows], [lexical[j] for j in rows])
+            entry["agreement_with_lexical"] = agreement(*pairs)
+        out[name] = entry
+    return out
 
 
 def _perfrecall(bench: Benchmark, run: Run, metrics: Sequence) -> dict[int, np.ndarray]:

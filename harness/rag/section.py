@@ -18,19 +18,22 @@ def spec(section: Mapping[str, Any]) -> RagSpec:
 
 def values(bench, run, metrics: Sequence, spec: RagSpec, models) -> tuple[dict, dict]:
     """Per-query values of the rag `metrics` and what they cost; `models`: the caller's
-    (generator,) object, or None (built from the spec, only on a cache miss)."""
+    (generator, judge) objects, or None (built from the spec, only on a cache miss)."""
     from harness.rag.compute import rag_values
 
-    (generator,) = models or (None,)
-    return rag_values(bench, run, metrics, spec, generator)
+    generator, judge = models or (None, None)
+    return rag_values(bench, run, metrics, spec, generator, judge)
 
 
 def notes(counts: Mapping[str, Any]) -> list[str]:
     """One line on what end-to-end RAG cost: prompts answered, cache hits, answers judged,
     models loaded (none on a cached rerun)."""
     loaded = ", ".join(counts["models_loaded"]) or "none"
+    unreadable = counts["unreadable"]
+    lost = [f"{n}: {e['unreadable']}" for n, e in counts["report"].items() if e["unreadable"]]
+    said = f", {unreadable} verdicts unreadable ({', '.join(lost)}; NaN)" if unreadable else ""
     return [
         f"rag: {counts['queries']} queries, {counts['prompts']} prompts "
         f"({counts['generation_hits']} answers from the cache), {counts['judged']} answers "
-        f"judged ({counts['judge']}); models loaded: {loaded}; cache {counts['cache']}"
+        f"judged ({counts['judge']}{said}); models loaded: {loaded}; cache {counts['cache']}"
     ]

@@ -9,7 +9,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, did_you_mean
+from harness.rag.judges import VERDICT_PROMPT
 from harness.utility.spec import (
     PASSAGE,
     PASSAGE_UNTITLED,
@@ -20,15 +21,19 @@ from harness.utility.spec import (
     _known,
     _mapping,
     _number,
+    _template,
     cache_folder,
     canonical_json,
     prompt_templates,
     section_difference,
 )
 
-# lexical: the answer holds an acceptable answer once both are normalised (answer_recall's
-# normal form, at word boundaries); the NLI, LLM and custom judges are not built yet
-JUDGES = ("lexical",)
+# lexical: the answer holds an acceptable answer (answer_recall's normal form, at word
+# boundaries); nli: an NLI model finds a reference entailed; llm: a generator's one-word
+# verdict; custom: a class of your own (harness.rag.judges)
+JUDGES = ("lexical", "nli", "llm", "custom")
+# the judge_model's role: what it is built as (harness.utility.models)
+JUDGE_ROLES = {"nli": "nli", "llm": "generator", "custom": "judge"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,9 @@ class RagSpec:
     passage_untitled: str = PASSAGE_UNTITLED
     seed: int = 0
     cache: Path | None = None
+    judge_model: ModelSpec | None = None  # nli, llm, custom: the model the judge runs
+    judge_threshold: float = 0.5  # nli: P(answer entails a reference) that counts as correct
+    judge_prompt: str = VERDICT_PROMPT  # llm: {question}, {references}, {answer}
 
     @classmethod
     def from_config(cls, section: Mapping | None, where: str = "rag") -> RagSpec:
@@ -58,9 +66,39 @@ class RagSpec:
         judge = raw.get("judge", "lexical")
         if judge not in JUDGES:
             raise ConfigError(
-                f"{where}.judge is {judge!r}; valid: {', '.join(JUDGES)} (the nli, llm and "
-                "custom judges are not built yet)"
+                f"{where}.judge is {judge!r}{did_you_mean(str(judge), JUDGES)}; valid: "
+                f"{', '.join(JUDGES)}"
             )
+        judge_model = None
+        if judge != "lexical":
+            raw_model = raw.get("judge_model")
+            if not raw_model or (judge == "custom" and not (raw_model or {}).get("target")):
+                need = "target=pkg.Class" if judge == "custom" else "model=<id or folder>"
+                raise ConfigError(
+                    f"{where}.judge={judge} needs {where}.judge_model (e.g. "
+                    f"{where}.judge_model.{need})"
+                )
+            section = dict(raw_model)
+            if judge == "custom":
+                section.setdefault("backend", "custom")
+                section.setdefault("model", None)
+            judge_model = ModelSpec.from_config(
+                section, f"{where}.judge_model", "nli" if judge == "nli" else "generator"
+            )
+            if judge == "custom" and judge_model.backend != "custom":
+                raise ConfigError(f"{where}.judge=custom needs {where}.judge_model.backend=custom")
+        threshold = _number(raw, "judge_threshold", 0.5, where)
+        if not 0 <= threshold <= 1:
+            raise ConfigError(
+                f"{where}.judge_threshold must be in [0, 1] (an entailment probability), got "
+                f"{threshold!r}"
+            )
+        judge_prompt = _template(
+            raw.get("judge_prompt", VERDICT_PROMPT),
+            f"{where}.judge_prompt",
+            {"question", "references", "answer"},
+            {"question", "references", "answer"},
+        )
         temperature = _number(raw, "temperature", 0.0, where)
         if not temperature >= 0:
             raise ConfigError(f"{where}.temperature must be >= 0 (0: greedy), got {temperature!r}")
@@ -68,14 +106,21 @@ class RagSpec:
         texts = prompt_templates(raw, where)
         seed = _int(raw, "seed", 0, 0, where)
         return cls(
-            gen, judge, temperature, max_new, **texts, seed=seed, cache=cache_folder(raw, where)
-        )
+            gen, judge, temperature, max_new, **texts, seed=seed, cache=cache_folder(raw, where),
+            judge_model=judge_model, judge_threshold=threshold, judge_prompt=judge_prompt,
+        )  # fmt: skip
 
     def identity(self) -> dict[str, Any]:
         """JSON-able, with sorted keys: everything that changes the numbers (not the cache
         folder, batch sizes, devices or how requests travel)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "cache"}
         out["generator"] = self.generator.identity()
+        # what the judge does not read does not change the numbers
+        if self.judge != "nli":
+            out.pop("judge_threshold")
+        if self.judge != "llm":
+            out.pop("judge_prompt")
+        out["judge_model"] = self.judge_model.identity() if self.judge_model else None
         return json.loads(canonical_json(out))
 
 

@@ -82,7 +82,7 @@ def rag_lines(block: Mapping[str, Any] | None) -> list[str]:
         "share of the answerable queries and the E2E accuracy within it (%)",
     ]
     body = []
-    for k, by in block.items():
+    for k, by in block["coverage_types"].items():
         for name, _, _ in TYPES:
             t = by[name]
             share, acc = t["share"], t["accuracy"]

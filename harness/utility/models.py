@@ -9,7 +9,7 @@ import importlib
 from typing import Any
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.utility.protocols import SIGNATURES
+from harness.utility.protocols import METHODS, SIGNATURES
 from harness.utility.spec import ModelSpec
 
 
@@ -58,7 +58,7 @@ def build_custom(spec: ModelSpec, role: str, where: str) -> Any:
             f"{where}.target {spec.target} does not take {where}.options "
             f"{sorted(spec.options)}: {exc}"
         ) from None
-    method = "sample" if role == "generator" else "entailment"
+    method = METHODS[role]
     if not callable(getattr(obj, method, None)):
         raise ConfigError(
             f"{where}.target {spec.target} has no {method}() method; a {role} needs "
@@ -92,8 +92,7 @@ class Given:
     """A model object handed in (tests, the API): its own identity."""
 
     def __init__(self, obj: Any, role: str):
-        method = "sample" if role == "generator" else "entailment"
-        has = [callable(getattr(obj, m, None)) for m in (method, "identity")]
+        has = [callable(getattr(obj, m, None)) for m in (METHODS[role], "identity")]
         if not all(has):
             raise HarnessError(
                 f"the {role} passed in ({type(obj).__name__}) needs {SIGNATURES[role]}"

@@ -16,7 +16,10 @@ Sample = tuple[str, list[float]]  # an answer's text and its tokens' log-probabi
 SIGNATURES = {
     "generator": "identity() and sample(prompts, *, n, temperature, top_p, max_new_tokens, seeds)",
     "nli": "identity() and entailment(pairs)",
+    # end-to-end RAG's judge (harness.rag.judges): items have question, answer, references
+    "judge": "identity() and judge(items) -> [True | False | None]",
 }
+METHODS = {"generator": "sample", "nli": "entailment", "judge": "judge"}
 
 
 @runtime_checkable

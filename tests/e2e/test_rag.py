@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, compare, harness
+from tests.helpers.cli import assert_one_line_error, compare, harness, leaderboard
 from tests.helpers.markdown import squeeze
 from tests.helpers.rag_stub import RagStub
 
@@ -132,7 +132,7 @@ def test_cli_values_means_and_coverage_types_are_the_hand_computed_ones(cli_cell
     assert mean["e2e@1"] == mean["closed_book"] == 0.5 and mean["rag_gain@1"] == 0.0
     assert mean["parametric_gain@1"] == 0.0 and mean["parametric_gain@2"] == -0.25
     for k, types in TYPES.items():
-        block = doc["rag"][k]
+        block = doc["rag"]["coverage_types"][k]
         assert block["queries"] == 4
         assert math.isclose(sum(block[t]["share"] for t in types), 1.0)
         for t, (n, accuracy) in types.items():
@@ -173,6 +173,13 @@ def test_api_gives_the_cli_numbers_and_shares_the_closed_book_answers(cli_cell, 
         assert same(list(ev.per_query[name]), [float(x) for x in want]), name
     stored = json.loads((cell / "metrics.json").read_text(encoding="utf-8"))
     assert ev.scored.rag == stored["rag"]
+    # the lexical judge's report: exact match and token F1 of the answers judged
+    # (closed book: "Paris", "Munich", "Madrid, I think", "Porto" -> EM 1/4; F1: Paris 1,
+    # "madrid i think" precision 1/3, recall 1 -> 1/2; mean (1 + 1/2) / 4)
+    judging = stored["rag"]["judging"]["closed_book"]
+    assert judging["answers"] == 4 and judging["unreadable"] == 0
+    assert judging["exact_match"] == 0.25 and math.isclose(judging["token_f1"], (1 + 1 / 2) / 4)
+    assert "agreement_with_lexical" not in judging
     types = ev.coverage_types  # the same block as a DataFrame, indexed by (K, type)
     assert (
         types.loc[(2, "intersection"), "n"] == 2
@@ -267,3 +274,76 @@ def test_a_benchmark_without_answers_is_one_line(files, tmp_path):
     bare.write_text(json.dumps({"metadata": {}, "queries": queries, "corpus": CORPUS}))
     res = harness(*cli_args(bare, run, tmp_path / "c"), cwd=tmp_path, check=False)
     assert_one_line_error(res, tmp_path, "has no answerable query with a reference answer")
+
+
+def test_leaderboard_table4_and_figure7(cli_cell, files):
+    """The rag_<corpus> table in Table 4's shape (both cells and their average) and the
+    coverage-type plot, from the cells the CLI wrote (the flipped run from the compare test
+    or written here)."""
+    cwd, cache, _, _, _, _ = cli_cell
+    bench, run = files
+    flipped = run.parent / "flipped.trec"
+    if not (cwd / "results/capitals/flipped").is_dir():
+        flipped.write_text(
+            "".join(
+                f"{q} Q0 {d} {r + 1} {2 - r} f\n"
+                for q, ds in RUN.items()
+                for r, d in enumerate(ds[::-1])
+            )  # fmt: skip
+        )
+        harness(*cli_args(bench, flipped, cache), cwd=cwd)
+    board = leaderboard("--no-significance", cwd=cwd)
+    assert board.returncode == 0, board.stderr
+    lines = squeeze((cwd / "leaderboard" / "rag_capitals.md").read_text(encoding="utf-8"))
+    lines = lines.splitlines()
+    head = "| Retriever | @1 E2E | @1 Param-only | @1 RAG Gain | @1 PerfRecall | @1 Param. Gain |"
+    assert lines[2].startswith(head), lines
+    # flipped: e2e@1 [0, 0, 1, 0], PerfRecall@1 [0, 0, 1, 0]; stub as in the tests above
+    rows = {line.split("|")[1].strip(): line for line in lines if line.startswith("| ")}
+    # bold: the best of each column (ties both bold); the average row is never bold
+    assert rows["flipped"].startswith("| flipped | 25.00 | **50.00** | -25.00 | 25.00 | **0.00** |")
+    assert rows["stub"].startswith(
+        "| stub | **50.00** | **50.00** | **0.00** | **50.00** | **0.00** |"
+    )
+    assert rows["Average (2)"].startswith("| Average (2) | 37.50 | 50.00 | -12.50 | 37.50 | 0.00 |")
+    assert any(line.startswith("generator: " + STUB) for line in lines)
+    plots = cwd / "leaderboard" / "plots"
+    assert not (plots / "coverage_types_at_10.png").exists()  # no cell has K = 10: no plot
+    assert leaderboard("--no-significance", "--k", "2", cwd=cwd).returncode == 0
+    assert (plots / "coverage_types_at_2.png").is_file()
+    assert (plots / "coverage_types_at_2.svg").is_file()
+
+
+class Verdicts:
+    """A custom judge: correct when the answer's first letter is the reference's; the
+    Portugal answers get no verdict (None), as a model's unreadable one."""
+
+    def identity(self):
+        return {"stub": "first-letter"}
+
+    def judge(self, items):
+        return [
+            None if "Portugal" in it.question else it.answer[:1] == it.references[0][:1]
+            for it in items
+        ]
+
+
+def test_a_custom_judge_counts_unreadable_verdicts_and_agrees_with_lexical(files, tmp_path):
+    """Verdicts of a judge handed in: a None is NaN and counted per metric, never guessed;
+    its agreement with the lexical judge is reported per metric."""
+    import harness as h
+
+    bench, run = files
+    quiet = {"bootstrap": 0, "permutations": 0, "rag": {"cache": str(tmp_path / "c")}}
+    ev = h.evaluate(str(bench), h.Run.from_trec(run), ["e2e", "closed_book"], [1],
+                    generator=RagStub(), judge=Verdicts(), **quiet)  # fmt: skip
+    # closed book: Paris (P=P yes), Munich (M vs B no), "Madrid, I think" (yes), Porto (None)
+    assert same(list(ev.per_query["closed_book"]), [1.0, 0.0, 1.0, math.nan, math.nan])
+    judging = ev.scored.rag["judging"]
+    assert judging["closed_book"]["unreadable"] == 1 and judging["e2e@1"]["unreadable"] == 1
+    # e2e@1 answers Paris, Berlin, Rome (R vs M: no), Rome: judge [1, 1, 0, None], lexical
+    # [1, 1, 0, 0]: 3 of 3 readable agree, kappa 1
+    agree = judging["e2e@1"]["agreement_with_lexical"]
+    assert agree["n"] == 3 and agree["share"] == 1.0 and agree["kappa"] == 1.0
+    assert any("2 verdicts unreadable (closed_book: 1, e2e@1: 1; NaN)" in n for n in ev.notes)
+    assert ev.config["rag"]["judge"]["backend"] == "python"  # the object, recorded by type

@@ -385,8 +385,56 @@ def _cluster_means(cell, metric: str) -> dict:
     return {i: s for i, s in by.items() if (s.get("mean") or {}).get(metric) is not None}
 
 
+def coverage_types(board: Board, corpora: list[str], out: Path, k: int = 10) -> list[Path]:
+    """RARE's Figure 7: per corpus, one bar per retriever cell with end-to-end RAG at K,
+    split into the shares of the four coverage types, with the E2E accuracy within each type
+    written in its segment. Corpora without such cells get no panel."""
+    from metrics.rag import TYPES
+
+    drawn = [c for c in corpora if any(str(k) in _types(e) for e in board.cells[c].values())]
+    if not drawn:
+        return []
+    plt = _plt()
+    colours = {"intersection": "#4c72b0", "retrieval_only": "#55a868",
+               "parametric_only": "#dd8452", "complementary": "#c44e52"}  # fmt: skip
+    fig, axes = plt.subplots(
+        1, len(drawn), figsize=(4.8 * len(drawn), 3.8), squeeze=False, sharey=True
+    )
+    for ax, corpus in zip(axes.flat, drawn):
+        cells = {n: e for n, e in board.cells[corpus].items() if str(k) in _types(e)}
+        names = sorted(cells, key=board.label)
+        bottom = np.zeros(len(names))
+        for t, _, _ in TYPES:
+            blocks = [_types(cells[n])[str(k)][t] for n in names]
+            share = np.array([100 * (b["share"] or 0.0) for b in blocks])
+            ax.bar(range(len(names)), share, bottom=bottom, color=colours[t], label=t,
+                   edgecolor="white", linewidth=0.5)  # fmt: skip
+            for i, (b, s) in enumerate(zip(blocks, share)):
+                if b["accuracy"] is not None and s >= 6:
+                    ax.text(i, bottom[i] + s / 2, f"{100 * b['accuracy']:.0f}%", ha="center",
+                            va="center", fontsize=8, color="white")  # fmt: skip
+            bottom += share
+        ax.set_xticks(range(len(names)), [board.label(n) for n in names], rotation=30, ha="right")
+        ax.set_ylim(0, 100)
+        ax.set_axisbelow(True)  # the grid behind the bars
+        ax.set_title(corpus)
+    axes[0, 0].set_ylabel("share of answerable queries (%)")
+    _legend_outside(fig, axes.flat, len(TYPES))
+    fig.suptitle(
+        f"Coverage types at K = {k}: closed-book correct x PerfRecall@{k} = 1\n"
+        "(in each segment: the E2E accuracy within that type)",
+        y=1.09,
+    )
+    return _save(fig, out, f"coverage_types_at_{k}")
+
+
+def _types(cell) -> dict:
+    return (cell.scored.rag or {}).get("coverage_types") or {}
+
+
 def all_plots(board: Board, corpora: list[str], out: Path, k: int = 10) -> list[Path]:
     files = perfrecall_by_hop(board, corpora, out, k)
+    files += coverage_types(board, corpora, out, k)
     files += coverage_vs_similarity(board, corpora, out, k)
     for c in corpora:
         files += cluster_boxplots(board, c, out, k)

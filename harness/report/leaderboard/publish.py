@@ -17,7 +17,7 @@ FORMATS = ("all", "markdown", "latex", "csv", "html")
 
 
 TABLES = (
-    *("all", "table3", "hops", "strata", "deflection", "protocols", "utility"),
+    *("all", "table3", "hops", "strata", "deflection", "protocols", "utility", "rag"),
     "reproduction",
 )
 
@@ -83,6 +83,11 @@ def build(args):
         from harness.report.leaderboard.utility import utility_table
 
         made = (utility_table(board, c, opts, sig) for c in corpora)
+        tables += [t for t in made if t is not None]
+    if args.table in ("all", "rag"):
+        from harness.report.leaderboard.rag import rag_table
+
+        made = (rag_table(board, c, opts, sig) for c in corpora)
         tables += [t for t in made if t is not None]
     if args.table in ("all", "reproduction"):
         rep, fails = reproduction(board, corpora, opts)

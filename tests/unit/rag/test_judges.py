@@ -1,0 +1,127 @@
+"""The judges of end-to-end RAG (harness.rag.judges): the strict verdict parser, the retry of
+an unreadable verdict and its count, the NLI judge's threshold, exact match and token F1, and
+the agreement of two judges, each against values computed by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from harness.rag.judges import (
+    RETRY,
+    Item,
+    Lexical,
+    LLMJudge,
+    NLIJudge,
+    agreement,
+    exact_match,
+    token_f1,
+    verdict,
+)
+from harness.utility.cache import Store
+from harness.utility.compute import generations
+from harness.utility.models import Given
+
+
+@pytest.mark.parametrize(
+    ("reply", "want"),
+    [
+        ("CORRECT", True),
+        ("incorrect", False),
+        ("  Correct.  ", True),
+        ("**INCORRECT**", False),
+        ("CORRECT, because Paris is the capital", None),  # more than the word: not guessed
+        ("INCORR", None),  # cut off by the token budget
+        ("", None),
+        ("yes", None),
+    ],
+)
+def test_verdicts_are_read_strictly(reply, want):
+    assert verdict(reply) is want
+
+
+def test_exact_match_and_token_f1_on_the_normal_form():
+    assert exact_match("The Eiffel Tower.", ["eiffel tower"])
+    assert not exact_match("Eiffel Tower in Paris", ["Eiffel Tower"])
+    # answer "eiffel tower in paris" (4 tokens) vs "eiffel tower" (2): 2 shared,
+    # precision 1/2, recall 1, F1 = 2/3
+    assert math.isclose(token_f1("Eiffel Tower in Paris", ["Eiffel Tower", "Louvre"]), 2 / 3)
+    assert token_f1("nothing alike", ["Eiffel Tower"]) == 0.0
+
+
+def test_lexical_judge_matches_at_word_boundaries():
+    items = [
+        Item("q", "Madrid, I think", ("Madrid",)),
+        Item("q", "Madridista", ("Madrid",)),
+        Item("q", "the answer is 1990", ("1990", "nineteen ninety")),
+    ]
+    assert Lexical().judge(items) == [True, False, True]
+
+
+def test_agreement_share_and_kappa_by_hand():
+    a = [True, True, False, False, True, None]
+    b = [True, False, False, False, True, True]  # the None item is left out: 5 pairs
+    got = agreement(a, b)
+    # observed 4/5; pa = 3/5, pb = 2/5; chance = 0.6*0.4 + 0.4*0.6 = 0.48
+    assert got["n"] == 5 and math.isclose(got["share"], 0.8)
+    assert math.isclose(got["kappa"], (0.8 - 0.48) / (1 - 0.48))
+    assert agreement([True, True], [True, True])["kappa"] is None  # both constant: undefined
+    assert agreement([None], [True]) == {"n": 0, "share": None, "kappa": None}
+
+
+class Replies:
+    """A generator replying from a table keyed by the prompt's answer line; a prompt with
+    the retry reminder gets `retry` instead."""
+
+    def __init__(self, first: dict[str, str], retry: dict[str, str]):
+        self.first, self.retry, self.prompts = first, retry, []
+
+    def identity(self):
+        return {"stub": "replies"}
+
+    def sample(self, prompts, *, n, temperature, top_p, max_new_tokens, seeds):
+        assert temperature == 0.0 and max_new_tokens == 8
+        out = []
+        for p in prompts:
+            self.prompts.append(p)
+            answer = p.split("\nAnswer: ", 1)[1].split("\n", 1)[0]
+            table = self.retry if p.endswith(RETRY) else self.first
+            out.append([(table[answer], [0.0])])
+        return out
+
+
+def test_llm_judge_retries_an_unreadable_verdict_once_then_counts_it(tmp_path):
+    from harness.rag.judges import VERDICT_PROMPT
+
+    gen = Replies(
+        {"Paris": "CORRECT", "Lyon": "INCORRECT", "Nice": "I think so", "Metz": "Well"},
+        {"Nice": "correct.", "Metz": "maybe"},
+    )
+    judge = LLMJudge(Given(gen, "generator"), VERDICT_PROMPT, Store(tmp_path), generations)
+    items = [Item("Capital of France?", a, ("Paris",)) for a in ("Paris", "Lyon", "Nice", "Metz")]
+    assert judge.judge(items) == [True, False, True, None]
+    assert judge.unreadable == 1
+    assert sum(p.endswith(RETRY) for p in gen.prompts) == 2  # only the two unreadable
+    gen.prompts.clear()
+    assert judge.judge(items) == [True, False, True, None]  # verdicts come from the cache
+    assert gen.prompts == []
+
+
+class Entails:
+    def identity(self):
+        return {"stub": "nli"}
+
+    def entailment(self, pairs):
+        # the premise "q answer" entails "q reference" when the answer names the reference
+        return [0.9 if h.split(" ", 1)[1].lower() in p.lower() else 0.1 for p, h in pairs]
+
+
+def test_nli_judge_uses_the_best_reference_and_the_threshold():
+    judge = NLIJudge(Given(Entails(), "nli"), threshold=0.5)
+    items = [
+        Item("q", "It is Paris", ("Lyon", "Paris")),
+        Item("q", "It is Lyon", ("Paris",)),
+    ]
+    assert judge.judge(items) == [True, False]
+    assert NLIJudge(Given(Entails(), "nli"), threshold=0.95).judge(items) == [False, False]
