@@ -347,3 +347,22 @@ def test_a_custom_judge_counts_unreadable_verdicts_and_agrees_with_lexical(files
     assert agree["n"] == 3 and agree["share"] == 1.0 and agree["kappa"] == 1.0
     assert any("2 verdicts unreadable (closed_book: 1, e2e@1: 1; NaN)" in n for n in ev.notes)
     assert ev.config["rag"]["judge"]["backend"] == "python"  # the object, recorded by type
+
+
+def test_a_rescore_for_other_metrics_keeps_the_rag_values_and_block(cli_cell, files, tmp_path):
+    """A later run asking only for other metrics rescores the stored ranked list without any
+    model: the rag values, the settings they were made with and the rag block stay."""
+    import shutil
+
+    cwd, _, cell, _, _, _ = cli_cell
+    bench, run = files
+    shutil.copytree(cwd / "results", tmp_path / "results")
+    before = json.loads((cell / "metrics.json").read_text(encoding="utf-8"))
+    args = [a for a in cli_args(bench, run, tmp_path / "none") if not a.startswith("rag.")]
+    args[args.index("metrics=rag")] = "metrics=rare"
+    args[args.index(f"metrics.names={METRICS}")] = "metrics.names=[group_ndcg]"
+    res = harness(*args, cwd=tmp_path)
+    assert "scored its stored ranked list" in res.stderr and "rag:" not in res.stderr
+    doc = json.loads((tmp_path / "results/capitals/stub/metrics.json").read_text("utf-8"))
+    assert "group_ndcg@1" in doc["metrics"] and "e2e@1" in doc["metrics"]
+    assert doc["rag"] == before["rag"] and doc["config"]["rag"] == before["config"]["rag"]
