@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
@@ -10,6 +11,7 @@ from typing import Any
 
 from harness.cell.result import Evaluation
 from harness.core.errors import ConfigError
+from harness.core.files import to_json
 from harness.core.run import Run
 from harness.core.types import Benchmark
 
@@ -99,9 +101,29 @@ def evaluate(
         )
     sections = {"relevance": dict(relevance)} if relevance else {}
     given = {"utility": utility, "rag": rag}
+    objects = {"generator": generator, "nli": nli, "judge": judge}
     for s in SECTIONS:  # a model section: its shipped config with the caller's settings over it
+        settings_of = given[s.key]
+        if settings_of is not None and not isinstance(settings_of, Mapping):
+            raise ConfigError(
+                f"{s.key} must map settings to values (those of conf/{s.key}/{s.option}.yaml "
+                f"that differ), e.g. {{'cache': '/scratch/{s.key}'}}; got {settings_of!r}"
+            )
         if s.names(asked):
-            sections[s.key] = named_config(s.key, s.option, dict(given[s.key] or {}))
+            sections[s.key] = named_config(s.key, s.option, dict(settings_of or {}))
+        elif settings_of:
+            raise ConfigError(
+                f"{s.key}= is given but no {s.key} metric is asked for; add one to metrics "
+                f"(docs/{s.key}.md), or leave {s.key}= out"
+            )
+    used = {role for s in SECTIONS if s.key in sections for role, _ in s.objects}
+    unused = [role for role, obj in objects.items() if obj is not None and role not in used]
+    if unused:
+        raise ConfigError(
+            f"{unused[0]}= is given but no metric asked for uses one (ΔSePer: dseper, seper; "
+            "end-to-end RAG: e2e, closed_book, rag_gain, parametric_gain); add one, or leave "
+            f"{unused[0]}= out"
+        )
     described = {"name": name, "type": "python", "object": _describe(run_or_retriever)}
     plan = CellPlan.from_settings(described, {}, settings, sections)
     bench = apply_relevance(load_benchmark(benchmark), plan.relevance)
@@ -112,18 +134,19 @@ def evaluate(
     if isinstance(built, Mapping):
         plan.config["retriever"] = dict(built)
     plan.config["retriever"]["name"] = run.name
-    objects = {"generator": generator, "nli": nli, "judge": judge}
     for s in SECTIONS:
-        for role in s.objects if s.key in sections else ():
-            if objects[role] is not None:  # the caller's model object, recorded by its type
-                plan.config[s.key][role] = {"backend": "python", "object": _describe(objects[role])}
+        for role, key in s.objects if s.key in sections else ():
+            obj = objects[role]
+            if obj is not None:  # the caller's model object, recorded by its type and identity
+                described = {"backend": "python", "object": _describe(obj)}
+                plan.config[s.key][key] = described | {"identity": _identity(obj)}
     plan.config["corpus"].update(name=bench.name, source=bench.source)
     ids = [q.query_id for q in bench.queries]
     run, unknown = apply_unknown_ids(
         run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table
     )
     doc, doc_path, custom = _strata(strata, bench)
-    models = {s.key: tuple(objects[role] for role in s.objects) for s in SECTIONS}
+    models = {s.key: tuple(objects[role] for role, _ in s.objects) for s in SECTIONS}
     scored = score(plan, bench, run, doc=doc, strata_path=doc_path, extra=custom, models=models)
     # how tables name it: the config's display_name, unless the caller renamed it
     shown = name or plan.config["retriever"].get("display_name") or run.name
@@ -240,6 +263,15 @@ def _strata(strata, bench: Benchmark):
         if key in ("hop", "relevant", "overall"):
             raise ConfigError(f"strata name '{key}' is taken; pick another name")
     return None, None, out
+
+
+def _identity(obj: Any) -> Any:
+    """A model object's identity() as JSON values (None when it has none: the section's
+    checks say so when it is used)."""
+    try:
+        return json.loads(to_json(obj.identity()))
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def _describe(obj: Any) -> str:

@@ -24,7 +24,9 @@ class ModelSection:
     option: str  # the shipped config that adds it: conf/<key>/<option>.yaml
     settings: str  # the settings to give it, for the error line
     module: str
-    objects: tuple[str, ...]  # the model objects a caller may hand in, in values()' order
+    # the model objects a caller may hand in (role, the section key it is recorded under), in
+    # the order values() takes them
+    objects: tuple[tuple[str, str], ...]
 
     @property
     def add(self) -> str:
@@ -62,7 +64,7 @@ SECTIONS = (
         "seper",
         "utility.generator.model / utility.nli.model",
         "harness.utility.section",
-        ("generator", "nli"),
+        (("generator", "generator"), ("nli", "nli")),
     ),
     ModelSection(
         "rag",
@@ -70,7 +72,7 @@ SECTIONS = (
         "e2e",
         "rag.generator.model",
         "harness.rag.section",
-        ("generator", "judge"),
+        (("generator", "generator"), ("judge", "judge_object")),
     ),
 )
 

@@ -12,6 +12,7 @@ from harness.core.files import write_text_atomic
 from harness.report.compare import (
     Options,
     check_comparable,
+    check_sections,
     compare_cells,
     labels,
     regressions,
@@ -139,6 +140,7 @@ def _winrate(cells, opts: Options, args: argparse.Namespace) -> int:
     check_comparable(cells)
     a, b = cells
     metrics = select_metrics(cells, opts.metrics)
+    check_sections(cells, metrics)
     names = tuple(labels(cells))
     result = winrate.compute(a, b, metrics, resamples=args.resamples, seed=opts.seed)
     report = winrate.render(a, b, names, result)

@@ -159,8 +159,10 @@ class ApiClient:
         raise AssertionError("unreachable")
 
     def _redact(self, text: str, key: str) -> str:
-        """`text` without the API key and the credentials of base_url."""
-        text = text.replace(key, REDACTED) if key else text
+        """`text` without the API key and the credentials of base_url. A key shorter than 8
+        characters is no secret (a local server's placeholder, "x"): masking it would mangle
+        every word that holds it."""
+        text = text.replace(key, REDACTED) if len(key or "") >= 8 else text
         secret = urlsplit(self.base_url).netloc.rpartition("@")[0]
         return text.replace(f"{secret}@", f"{REDACTED}@") if secret else text
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from types import SimpleNamespace
 from typing import Any
 
@@ -22,8 +23,8 @@ from harness.core.run import Run
 from harness.core.types import Benchmark
 from harness.rag.judges import Item, Lexical, LLMJudge, NLIJudge, agreement, exact_match, token_f1
 from harness.rag.spec import RagSpec
-from harness.utility.cache import Store
-from harness.utility.compute import generations, passages_text
+from harness.utility.cache import Store, content_key
+from harness.utility.compute import generations, guarded_call, passages_text
 from harness.utility.models import Given, Lazy
 from metrics.answers import answer_defined, answer_forms
 
@@ -94,7 +95,14 @@ def rag_values(
             items.append(Item(bench.queries[i].text, answers[prompt][0][0], refs))
             at.append((i, key))
     chosen = _judge(spec, judge, store, loaded)
-    verdicts = _verdicts(chosen, items)
+    verdicts, verdict_hits = _verdicts(chosen, items, store)
+    readable = [v for v in verdicts if v is not None]
+    if items and not readable:
+        raise HarnessError(
+            f"the judge gave no readable verdict for any of the {len(items)} answers; check "
+            "rag.judge_model (an instruction-following model for the llm judge) and "
+            "rag.judge_prompt"
+        )
     n = len(bench.queries)
     correct = {key: np.full(n, np.nan) for key in (None, *ks)}
     for (i, key), v in zip(at, verdicts):
@@ -118,9 +126,10 @@ def rag_values(
         "queries": sum(defined),
         "prompts": len(distinct),
         "generation_hits": hits,
-        "judge": spec.judge,
+        "judge": spec.judge if judge is None else f"{type(judge).__name__}, passed in",
         "judged": len(items),
         "unreadable": sum(v is None for v in verdicts),
+        "verdict_hits": verdict_hits,
         "report": report,
         "models_loaded": loaded,
         "cache": str(store.root),
@@ -144,16 +153,42 @@ def _judge(spec: RagSpec, given: Any, store: Store, loaded: list[str]):
     return Lazy(spec.judge_model, "judge", where, loaded)
 
 
-def _verdicts(judge, items: list[Item]) -> list[bool | None]:
-    """The judge's verdicts, checked: one per item, each True, False or None."""
-    model = judge.get() if isinstance(judge, (Given, Lazy)) else judge
-    got = list(model.judge(items)) if items else []
-    if len(got) != len(items) or any(v not in (True, False, None) for v in got):
-        raise HarnessError(
-            f"the judge returned {len(got)} verdicts for {len(items)} answers (each must be "
-            "True, False or None)"
-        )
-    return [None if v is None else bool(v) for v in got]
+def _verdicts(judge, items: list[Item], store: Store) -> tuple[list[bool | None], int]:
+    """The judge's verdicts, checked (one per item, each True, False or None), and how many
+    came from the cache: a model judge's verdicts are cached by content (the judge's
+    identity, the question, the answer, the references); the lexical one costs nothing."""
+    if isinstance(judge, Lexical) or not items:
+        return judge.judge(items), 0
+    ident = judge.identity()
+    keys = [content_key("verdict", {"judge": ident, **asdict(it)}) for it in items]
+    cached = [store.get("verdict", key, _verdict_shape) for key in keys]
+    todo = [j for j, entry in enumerate(cached) if entry is None]
+    got: list = []
+    if todo:
+        model = judge.get() if isinstance(judge, (Given, Lazy)) else judge
+        got = guarded_call("the judge", model.judge, [items[j] for j in todo])
+        got = list(got) if isinstance(got, (list, tuple)) else got
+        if not isinstance(got, list) or len(got) != len(todo):
+            count = len(got) if isinstance(got, list) else type(got).__name__
+            raise HarnessError(
+                f"the judge returned {count} verdicts for {len(todo)} answers; judge(items) "
+                "must give one per item"
+            )
+        bad = next((v for v in got if v not in (True, False, None) or isinstance(v, float)), 0)
+        if bad != 0:
+            raise HarnessError(
+                f"the judge returned the verdict {bad!r}; each must be True, False or None "
+                "(None: no verdict, counted)"
+            )
+    out = [None if c is None else c["verdict"] for c in cached]
+    for j, v in zip(todo, got):
+        out[j] = None if v is None else bool(v)
+        store.put("verdict", keys[j], {"verdict": out[j]})
+    return out, len(items) - len(todo)
+
+
+def _verdict_shape(entry: dict) -> str | None:
+    return None if entry.get("verdict") in (True, False, None) else "holds no verdict"
 
 
 def _report(items: list[Item], at: list, verdicts: list, lexical_judge: bool) -> dict[str, Any]:

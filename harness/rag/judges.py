@@ -90,7 +90,10 @@ class NLIJudge:
     def judge(self, items: Sequence[Item]) -> list[bool]:
         pairs = [(f"{it.question} {it.answer}", f"{it.question} {r}") for it in items
                  for r in it.references]  # fmt: skip
-        probs = self.model.get().entailment(pairs) if pairs else []
+        from harness.utility.compute import guarded_call
+
+        model = self.model.get()
+        probs = guarded_call("the judge's NLI model", model.entailment, pairs) if pairs else []
         if len(probs) != len(pairs):
             raise HarnessError(
                 f"the judge's NLI model returned {len(probs)} probabilities for {len(pairs)} pairs"

@@ -32,6 +32,8 @@ def notes(counts: Mapping[str, Any]) -> list[str]:
     unreadable = counts["unreadable"]
     lost = [f"{n}: {e['unreadable']}" for n, e in counts["report"].items() if e["unreadable"]]
     said = f", {unreadable} verdicts unreadable ({', '.join(lost)}; NaN)" if unreadable else ""
+    if counts["judge"] != "lexical":
+        said = f", {counts['verdict_hits']} verdicts from the cache" + said
     return [
         f"rag: {counts['queries']} queries, {counts['prompts']} prompts "
         f"({counts['generation_hits']} answers from the cache), {counts['judged']} answers "

@@ -55,6 +55,8 @@ class RagSpec:
     judge_model: ModelSpec | None = None  # nli, llm, custom: the model the judge runs
     judge_threshold: float = 0.5  # nli: P(answer entails a reference) that counts as correct
     judge_prompt: str = VERDICT_PROMPT  # llm: {question}, {references}, {answer}
+    # a judge object handed to harness.evaluate, as the cell records it (its type, identity)
+    judge_object: Mapping[str, Any] | None = None
 
     @classmethod
     def from_config(cls, section: Mapping | None, where: str = "rag") -> RagSpec:
@@ -71,22 +73,21 @@ class RagSpec:
             )
         judge_model = None
         if judge != "lexical":
-            raw_model = raw.get("judge_model")
-            if not raw_model or (judge == "custom" and not (raw_model or {}).get("target")):
-                need = "target=pkg.Class" if judge == "custom" else "model=<id or folder>"
+            section = dict(raw.get("judge_model") or {})
+            if judge == "custom":  # a class of one's own: built from its target, never a hub id
+                if not section.get("target"):
+                    raise ConfigError(
+                        f"{where}.judge=custom needs {where}.judge_model.target=pkg.Class (a "
+                        "class with identity() and judge(items); docs/rag.md)"
+                    )
+                section.update(backend="custom", model=section.get("model"))
+            elif not section.get("model") and section.get("backend", "hf") != "custom":
                 raise ConfigError(
-                    f"{where}.judge={judge} needs {where}.judge_model (e.g. "
-                    f"{where}.judge_model.{need})"
+                    f"{where}.judge={judge} needs {where}.judge_model.model (a hub id or folder"
+                    f"{'' if judge == 'nli' else ', or a served model with backend=openai'})"
                 )
-            section = dict(raw_model)
-            if judge == "custom":
-                section.setdefault("backend", "custom")
-                section.setdefault("model", None)
-            judge_model = ModelSpec.from_config(
-                section, f"{where}.judge_model", "nli" if judge == "nli" else "generator"
-            )
-            if judge == "custom" and judge_model.backend != "custom":
-                raise ConfigError(f"{where}.judge=custom needs {where}.judge_model.backend=custom")
+            role = "nli" if judge == "nli" else "generator"
+            judge_model = ModelSpec.from_config(section, f"{where}.judge_model", role)
         threshold = _number(raw, "judge_threshold", 0.5, where)
         if not 0 <= threshold <= 1:
             raise ConfigError(
@@ -105,9 +106,13 @@ class RagSpec:
         max_new = _int(raw, "max_new_tokens", 64, 1, where)
         texts = prompt_templates(raw, where)
         seed = _int(raw, "seed", 0, 0, where)
+        recorded = raw.get("judge_object")
+        if recorded is not None and not isinstance(recorded, Mapping):
+            raise ConfigError(f"{where}.judge_object is set by harness.evaluate(judge=...) only")
         return cls(
             gen, judge, temperature, max_new, **texts, seed=seed, cache=cache_folder(raw, where),
             judge_model=judge_model, judge_threshold=threshold, judge_prompt=judge_prompt,
+            judge_object=None if recorded is None else dict(recorded),
         )  # fmt: skip
 
     def identity(self) -> dict[str, Any]:

@@ -70,27 +70,32 @@ def check_comparable(cells: Sequence[Evaluation]) -> None:
             raise HarnessError(
                 f"query ids differ between {base.path} and {c.path}; rerun both on one version"
             )
-    check_sections(cells)
 
 
-def check_sections(cells: Sequence[Evaluation]) -> None:
-    """A model's values (ΔSePer) compare only when made with the same models and settings:
-    refuse cells that share such a metric but not its section's settings."""
+def check_sections(cells: Sequence[Evaluation], metrics: Sequence[str]) -> None:
+    """A model's values (ΔSePer, end-to-end RAG) compare only when made with the same models
+    and settings: refuse cells whose `metrics` (those compared) include such a metric but
+    whose section's settings differ."""
     from harness.cell.sections import SECTIONS
     from metrics.registry import FAMILIES
 
     for s in SECTIONS:
-        kind = {c: {m for m in c.values if _kind(FAMILIES, m) == s.key} for c in cells}
-        shared = [c for c in cells if kind[c]]
-        for c in shared[1:]:
-            base, key = shared[0], s.key
-            diff = kind[c] & kind[base] and s.difference(base.config.get(key), c.config.get(key))
+        if not any(_kind(FAMILIES, m) == s.key for m in metrics):
+            continue
+        base, key = cells[0], s.key
+        for c in cells[1:]:
+            diff = s.difference(base.config.get(key), c.config.get(key))
             if diff:
                 raise HarnessError(
-                    f"cannot compare {s.key} metrics of {base.path} and {c.path}: their {s.key} "
-                    f"settings differ ({diff}); score both with the same models (python -m "
-                    f"harness ... {s.key}.<key>=<value> rescores a cell's stored run)"
+                    f"cannot compare {s.key} metrics of {_named(base)} and {_named(c)}: their "
+                    f"{s.key} settings differ ({diff}); score both with the same models "
+                    f"(python -m harness ... {s.key}.<key>=<value> rescores a cell's stored "
+                    f"run), or leave the {s.key} metrics out"
                 )
+
+
+def _named(cell: Evaluation) -> str:
+    return str(cell.path) if cell.path is not None else f"'{cell.retriever}'"
 
 
 def _kind(families, name: str) -> str | None:
@@ -145,6 +150,7 @@ def compare_cells(cells: Sequence[Evaluation], opts: Options) -> tuple[list[str]
     """Every (candidate, metric, stratum) test with Holm-adjusted p-values and verdicts."""
     check_comparable(cells)
     metrics = select_metrics(cells, opts.metrics)
+    check_sections(cells, metrics)
     base = cells[0]
     strata = strata_of(base)
     tests: list[tuple[int, str, str]] = []

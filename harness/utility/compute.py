@@ -243,14 +243,12 @@ def generations(
         with Progress(len(missing), f"{what}: sampling answers", "prompt") as bar:
             for start in range(0, len(missing), CHUNK):
                 part = missing[start : start + CHUNK]
-                got = model.sample(
-                    part,
-                    n=spec.samples,
-                    temperature=spec.temperature,
-                    top_p=spec.top_p,
-                    max_new_tokens=spec.max_new_tokens,
-                    seeds=[prompt_seed(spec.seed, p) for p in part],
-                )
+                seeds = [prompt_seed(spec.seed, p) for p in part]
+                got = guarded_call(
+                    "the generator", model.sample, part, n=spec.samples,
+                    temperature=spec.temperature, top_p=spec.top_p,
+                    max_new_tokens=spec.max_new_tokens, seeds=seeds,
+                )  # fmt: skip
                 _check_samples(got, len(part), spec.samples)
                 for p, answers in zip(part, got):
                     clean = [(str(t), [float(x) for x in lps]) for t, lps in answers]
@@ -264,6 +262,22 @@ def generations(
     return keys, samples, hits
 
 
+def guarded_call(who: str, method, *args, **kwargs):
+    """method(*args, **kwargs) of a model; an exception it raises (a plug-in's bug, a server
+    that failed) is one error line naming it, not a traceback from inside the harness."""
+    from harness.core.errors import HarnessError
+
+    try:
+        return method(*args, **kwargs)
+    except HarnessError:
+        raise
+    except Exception as exc:
+        raise HarnessError(
+            f"{who} ({type(getattr(method, '__self__', method)).__name__}.{method.__name__}) "
+            f"failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
 def _check_samples(got: Any, prompts: int, n: int) -> None:
     from harness.core.errors import HarnessError
 
@@ -273,6 +287,24 @@ def _check_samples(got: Any, prompts: int, n: int) -> None:
             f" answer lists for {prompts} prompts; sample() must give {n} (text, log-probs) "
             f"per prompt"
         )
+    for answers in got:
+        for sample in answers:
+            ok = isinstance(sample, (tuple, list)) and len(sample) == 2
+            if not ok or not isinstance(sample[0], str) or not isinstance(sample[1], list):
+                raise HarnessError(
+                    f"the generator returned {_short(sample)} as an answer; sample() must give "
+                    "(text, [token log-probabilities]) pairs, the text a string"
+                )
+            if not all(_is_number(x) for x in sample[1]):
+                raise HarnessError(
+                    f"the generator returned log-probabilities {_short(sample[1])}; each must "
+                    "be a number"
+                )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # Shapes of cache entries, checked on reading: a file that parses but was cut, edited or
@@ -471,7 +503,7 @@ def _nli_entries(kind, units, payload, shape, answers, pairs_of, fill, spec, ent
             part = todo[start : start + CHUNK]
             made = [pairs_of(u) for u in part]
             pairs = list(dict.fromkeys(p for _, ps in made for p in ps))
-            got = model.entailment(pairs) if pairs else []
+            got = guarded_call("the NLI model", model.entailment, pairs) if pairs else []
             if len(got) != len(pairs):
                 from harness.core.errors import HarnessError
 

@@ -68,13 +68,29 @@ def resolved(spec: ModelSpec) -> tuple[str, str]:
 
 
 def hf_identity(spec: ModelSpec) -> dict[str, Any]:
-    """The spec's identity with the dtype resolved and, for a folder, its absolute path."""
+    """The spec's identity with the dtype resolved and, for a folder, its absolute path and a
+    stamp of its files (names, sizes, modification times): weights saved again in the same
+    folder (a fine-tuning checkpoint) are another model, and nothing cached for the old ones
+    is read for them. Hashing the weights would cost minutes for a 7B model; a copied folder
+    only costs a recomputation."""
     out = spec.identity()
     out["dtype"] = resolved(spec)[1]
     folder = _folder(spec)
     if folder is not None:
         out["path"] = str(folder)
+        out["files"] = folder_stamp(folder)
     return out
+
+
+def folder_stamp(folder: Path) -> str:
+    """SHA-256 of every file's relative name, size and modification time under `folder`."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        st = path.stat()
+        h.update(f"{path.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
 
 
 def _reword(exc: HarnessError, where: str) -> HarnessError:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.cli import assert_one_line_error, compare, harness, leaderboard
 from tests.helpers.markdown import squeeze
-from tests.helpers.rag_stub import RagStub
+from tests.helpers.rag_stub import FirstLetterJudge, RagStub
 
 STUB = "tests.helpers.rag_stub.RagStub"
 CORPUS = {
@@ -314,20 +314,6 @@ def test_leaderboard_table4_and_figure7(cli_cell, files):
     assert (plots / "coverage_types_at_2.svg").is_file()
 
 
-class Verdicts:
-    """A custom judge: correct when the answer's first letter is the reference's; the
-    Portugal answers get no verdict (None), as a model's unreadable one."""
-
-    def identity(self):
-        return {"stub": "first-letter"}
-
-    def judge(self, items):
-        return [
-            None if "Portugal" in it.question else it.answer[:1] == it.references[0][:1]
-            for it in items
-        ]
-
-
 def test_a_custom_judge_counts_unreadable_verdicts_and_agrees_with_lexical(files, tmp_path):
     """Verdicts of a judge handed in: a None is NaN and counted per metric, never guessed;
     its agreement with the lexical judge is reported per metric."""
@@ -336,7 +322,7 @@ def test_a_custom_judge_counts_unreadable_verdicts_and_agrees_with_lexical(files
     bench, run = files
     quiet = {"bootstrap": 0, "permutations": 0, "rag": {"cache": str(tmp_path / "c")}}
     ev = h.evaluate(str(bench), h.Run.from_trec(run), ["e2e", "closed_book"], [1],
-                    generator=RagStub(), judge=Verdicts(), **quiet)  # fmt: skip
+                    generator=RagStub(), judge=FirstLetterJudge(), **quiet)  # fmt: skip
     # closed book: Paris (P=P yes), Munich (M vs B no), "Madrid, I think" (yes), Porto (None)
     assert same(list(ev.per_query["closed_book"]), [1.0, 0.0, 1.0, math.nan, math.nan])
     judging = ev.scored.rag["judging"]
@@ -346,7 +332,14 @@ def test_a_custom_judge_counts_unreadable_verdicts_and_agrees_with_lexical(files
     agree = judging["e2e@1"]["agreement_with_lexical"]
     assert agree["n"] == 3 and agree["share"] == 1.0 and agree["kappa"] == 1.0
     assert any("2 verdicts unreadable (closed_book: 1, e2e@1: 1; NaN)" in n for n in ev.notes)
-    assert ev.config["rag"]["judge"]["backend"] == "python"  # the object, recorded by type
+    recorded = ev.config["rag"]["judge_object"]  # the object, by its type and identity
+    assert recorded["object"].endswith("FirstLetterJudge")
+    assert recorded["identity"] == {"stub": "first-letter"}
+    # a rerun reads every verdict from the cache: the judge is asked nothing
+    FirstLetterJudge.calls.clear()
+    h.evaluate(str(bench), h.Run.from_trec(run), ["e2e", "closed_book"], [1],
+               generator=RagStub(), judge=FirstLetterJudge(), **quiet)  # fmt: skip
+    assert FirstLetterJudge.calls == []
 
 
 def test_a_rescore_for_other_metrics_keeps_the_rag_values_and_block(cli_cell, files, tmp_path):
@@ -366,3 +359,81 @@ def test_a_rescore_for_other_metrics_keeps_the_rag_values_and_block(cli_cell, fi
     doc = json.loads((tmp_path / "results/capitals/stub/metrics.json").read_text("utf-8"))
     assert "group_ndcg@1" in doc["metrics"] and "e2e@1" in doc["metrics"]
     assert doc["rag"] == before["rag"] and doc["config"]["rag"] == before["config"]["rag"]
+
+
+def test_a_custom_judge_class_from_the_command_line(files, tmp_path):
+    bench, run = files
+    res = harness(
+        *cli_args(bench, run, tmp_path / "c"),
+        "rag.judge=custom",
+        "rag.judge_model.target=tests.helpers.rag_stub.FirstLetterJudge",
+        cwd=tmp_path,
+    )
+    assert "verdicts unreadable (closed_book: 1, e2e@1: 1, e2e@2: 1; NaN)" in res.stderr
+    doc = json.loads((tmp_path / "results/capitals/stub/metrics.json").read_text("utf-8"))
+    assert doc["rag"]["judging"]["e2e@1"]["agreement_with_lexical"]["kappa"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("raise", "the generator (Broken.sample) failed: RuntimeError: CUDA error"),
+        ("none-text", "the generator returned (None, [0.0]) as an answer"),
+        ("bare-string", "the generator returned 'an answer' as an answer"),
+    ],
+)
+def test_a_broken_generator_is_one_line(files, tmp_path, mode, message):
+    bench, run = files
+    args = [a for a in cli_args(bench, run, tmp_path / "c") if "generator.target" not in a]
+    extra = [
+        "rag.generator.target=tests.helpers.rag_stub.Broken",
+        f"+rag.generator.options.mode={mode}",
+    ]
+    res = harness(*args, *extra, cwd=tmp_path, check=False)
+    assert_one_line_error(res, tmp_path, message)
+
+
+def test_an_llm_judge_that_reads_nothing_is_an_error(files, tmp_path):
+    """The llm judge pointed at a generator that never says CORRECT or INCORRECT (the stub
+    answers with a passage's first word): every verdict unreadable is an error, not a table
+    of dashes."""
+    bench, run = files
+    res = harness(
+        *cli_args(bench, run, tmp_path / "c"),
+        "rag.judge=llm",
+        "rag.judge_model.backend=custom",
+        f"rag.judge_model.target={STUB}",
+        cwd=tmp_path,
+        check=False,
+    )
+    assert_one_line_error(res, tmp_path, "the judge gave no readable verdict for any of the 12")
+
+
+def test_compare_checks_rag_settings_only_for_rag_metrics(cli_cell, files):
+    cwd, cache, left, _, _, _ = cli_cell
+    bench, run = files
+    args = cli_args(bench, run, cache, "retriever.name=v2", "+rag.generator.options.version=2")
+    harness(*args, cwd=cwd)
+    right = cwd / "results" / "capitals" / "v2"
+    ok = compare(str(left), str(right), "--metric", "perfrecall@1", cwd=cwd, check=False)
+    assert ok.returncode == 0, ok.stderr
+    refused = compare(str(left), str(right), "--metric", "e2e@1", cwd=cwd, check=False)
+    assert refused.returncode == 2
+    assert (
+        'their rag settings differ (rag.generator.options: none vs {"version": 2})'
+        in refused.stderr
+    )
+
+
+def test_api_inputs_for_the_rag_section_are_checked(files):
+    import harness as h
+    from harness.core.errors import ConfigError
+
+    bench, run = files
+    trec = h.Run.from_trec(run)
+    with pytest.raises(ConfigError, match="rag must map settings to values"):
+        h.evaluate(str(bench), trec, ["e2e"], [1], rag="e2e")
+    with pytest.raises(ConfigError, match="rag= is given but no rag metric is asked for"):
+        h.evaluate(str(bench), trec, ["perfrecall"], [1], rag={"judge": "nli"})
+    with pytest.raises(ConfigError, match="judge= is given but no metric asked for uses one"):
+        h.evaluate(str(bench), trec, ["perfrecall"], [1], judge=FirstLetterJudge())

@@ -39,3 +39,37 @@ class RagStub:
                 answer = CLOSED.get(p.rsplit("Question: ", 1)[-1].strip(), "I do not know")
             out.append([(answer, [-0.1])])
         return out
+
+
+class FirstLetterJudge:
+    """A custom judge: correct when the answer's first letter is the first reference's; no
+    verdict (None) for the Portugal question, as a model's unreadable one. Counts its items."""
+
+    calls: list[str] = []
+
+    def identity(self) -> dict:
+        return {"stub": "first-letter"}
+
+    def judge(self, items):
+        type(self).calls.extend(it.answer for it in items)
+        return [
+            None if "Portugal" in it.question else it.answer[:1] == it.references[0][:1]
+            for it in items
+        ]
+
+
+class Broken:
+    """A generator that fails the way plug-ins do: `mode` raise | none-text | bare-string."""
+
+    def __init__(self, mode: str = "raise"):
+        self.mode = mode
+
+    def identity(self) -> dict:
+        return {"stub": "broken", "mode": self.mode}
+
+    def sample(self, prompts, *, n, temperature, top_p, max_new_tokens, seeds):
+        if self.mode == "raise":
+            raise RuntimeError("CUDA error: device-side assert triggered")
+        if self.mode == "none-text":
+            return [[(None, [0.0])] for _ in prompts]
+        return [["an answer"] for _ in prompts]

@@ -100,3 +100,22 @@ def test_identity_has_what_changes_numbers_only():
 def test_options_must_be_json():
     with pytest.raises(ConfigError, match="must be JSON values"):
         ModelSpec("custom", None, target="a.B", options={"f": object()})
+
+
+def test_a_local_model_folder_is_another_model_once_its_files_change(tmp_path):
+    """Weights saved again in the same folder (a fine-tuning checkpoint) change the cache
+    identity, so no answer cached for the old weights is read for the new ones."""
+    import os
+
+    from harness.utility.hf import hf_identity
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    weights = folder / "model.safetensors"
+    weights.write_bytes(b"old")
+    spec = ModelSpec(backend="hf", model=str(folder), device="cpu")
+    before = hf_identity(spec)
+    assert hf_identity(spec) == before  # stable while nothing changes
+    weights.write_bytes(b"new")
+    os.utime(weights, ns=(10**18, 10**18))
+    assert hf_identity(spec) != before and hf_identity(spec)["path"] == before["path"]
