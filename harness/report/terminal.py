@@ -8,7 +8,9 @@ from typing import Any
 
 from harness.core.tables import text
 from harness.strata.semantic import NA  # the label of a query a stratification cannot place
-from metrics.registry import aggregate_of, in_percent
+from metrics.registry import FAMILIES, MODEL_KINDS, aggregate_of, in_percent
+
+_MODEL_FAMILIES = {name for name, f in FAMILIES.items() if f.kind in MODEL_KINDS}
 
 
 def scale(metric: str) -> float:
@@ -67,9 +69,12 @@ def table(
     if excluded:
         noun, verb = ("query", "is") if excluded == 1 else ("queries", "are")
         some = "" if all(c == excluded for c in counts) else "up to "
+        why = "without gold (or without a relevant chunk)"
+        if any(m.split("@")[0] in _MODEL_FAMILIES for m in metric_names):
+            why = "without a value (no gold, no reference answer, or no readable verdict)"
         lines.append(
-            f"({some}{excluded} {noun} without gold (or without a relevant chunk) {verb} left "
-            f"out of the means; NaN in per_query.csv)"
+            f"({some}{excluded} {noun} {why} {verb} left out of the means; NaN in "
+            "per_query.csv)"
         )
     if unlabelled:
         lines.append(

@@ -149,6 +149,8 @@ CASES = [
     R("rag-metric-without-section", "metrics.names=[e2e]", expect="e2e@5 needs a generator"),
     R("rag-judge", "+rag=e2e", "rag.judge=oracle", expect="rag.judge is 'oracle'"),
     R("rag-temperature", "+rag=e2e", "rag.temperature=-1", expect="rag.temperature"),
+    R("rag-custom-judge", "+rag=e2e", "rag.judge=custom", expect="rag.judge_model.target"),
+    R("rag-nli-judge-no-model", "+rag=e2e", "rag.judge=nli", expect="rag.judge_model.model"),
     R("hybrid-fusion", "retriever=hybrid-bm25-minilm", "retriever.fusion=sum", expect="sum"),
     R("hybrid-rrf-k", "retriever=hybrid-bm25-minilm", "retriever.rrf_k=-1", expect="rrf_k"),
     R(
@@ -776,6 +778,13 @@ CASES = [
         "rag.generator.model",
         "evaluate(metrics=['e2e@10']) without models",
     ),  # fmt: skip
+    A(
+        "rag-not-a-mapping",
+        _ev(metrics=["e2e@10"], rag="e2e"),
+        "rag must map",
+        "evaluate(rag='e2e')",
+    ),
+    A("judge-unused", _ev(judge=object()), "judge= is given", "evaluate(judge=obj), no rag metric"),
     A(
         "strata-not-labels",
         lambda tmp: harness.evaluate("demo", "bm25", strata={"kind": 5}),
