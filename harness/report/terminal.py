@@ -73,8 +73,7 @@ def table(
         if any(m.split("@")[0] in _MODEL_FAMILIES for m in metric_names):
             why = "without a value (no gold, no reference answer, or no readable verdict)"
         lines.append(
-            f"({some}{excluded} {noun} {why} {verb} left out of the means; NaN in "
-            "per_query.csv)"
+            f"({some}{excluded} {noun} {why} {verb} left out of the means; NaN in per_query.csv)"
         )
     if unlabelled:
         lines.append(

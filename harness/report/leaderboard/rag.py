@@ -15,6 +15,7 @@ from harness.report.leaderboard.tables import (
     cutoffs,
     grouped_table,
     metric_name,
+    settings_note,
 )
 
 COLUMNS = (
@@ -67,29 +68,15 @@ def rag_table(
         "E2E: share of the answerable queries the generator answers correctly with the top K; "
         "Param-only: closed-book; RAG Gain = E2E - Param-only; Param. Gain = E2E - PerfRecall@K "
         "(RARE §5.5, Table 4; docs/rag.md)",
-        *_settings(cells),
+        *settings_note(cells, "rag", _describe),
     ]
     table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
     table.notes += not_shown
     return table
 
 
-def _settings(cells: dict[str, Evaluation]) -> list[str]:
-    """Which generator and judge the numbers come from; a warning naming the first setting
-    that differs when cells were scored otherwise (their values do not compare)."""
-    from harness.rag.spec import rag_difference
-
-    sections = {n: (e.doc.get("config") or {}).get("rag") or {} for n, e in cells.items()}
-    first = next(iter(sections.values()))
-    gen = first.get("generator") or {}
+def _describe(section: dict) -> str:
+    gen = section.get("generator") or {}
     model = gen.get("model") or gen.get("target") or gen.get("object") or "?"
-    notes = [f"generator: {model}; judge: {first.get('judge', 'lexical')}"]
-    for name, section in sections.items():
-        diff = rag_difference(first, section)
-        if diff:
-            notes[0] = (
-                f"the cells were scored with different rag settings ({diff}, e.g. for "
-                f"{name}): their values do not compare"
-            )
-            break
-    return notes
+    judge = (section.get("judge_object") or {}).get("object") or section.get("judge", "lexical")
+    return f"generator: {model}; judge: {judge}"

@@ -454,6 +454,25 @@ def cutoffs(per_cell: list[set[int]]) -> tuple[list[int], list[str]]:
     return sorted(ks), [note + "has every value)"] if dropped else []
 
 
+def settings_note(cells: dict[str, Evaluation], key: str, describe) -> list[str]:
+    """The model section (`key`: utility, rag) the numbers come from, as describe(section)
+    says it; instead, a warning naming the first setting that differs when the cells were
+    scored with other settings (their values do not compare)."""
+    from harness.cell.sections import SECTIONS
+
+    section = next(s for s in SECTIONS if s.key == key)
+    sections = {n: (e.doc.get("config") or {}).get(key) or {} for n, e in cells.items()}
+    first = next(iter(sections.values()))
+    for name, other in sections.items():
+        diff = section.difference(first, other)
+        if diff:
+            return [
+                f"the cells were scored with different {key} settings ({diff}, e.g. for "
+                f"{name}): their values do not compare"
+            ]
+    return [describe(first)]
+
+
 def grouped_table(
     board: Board,
     cells: dict[str, Evaluation],

@@ -15,6 +15,7 @@ from harness.report.leaderboard.tables import (
     cutoffs,
     grouped_table,
     metric_name,
+    settings_note,
 )
 
 COLUMNS = (("ΔSePer", "dseper"), ("ΔSePer hard", "dseper_hard"), ("SePer", "seper"))
@@ -56,35 +57,20 @@ def utility_table(
         "minus its belief with none (soft kernel: each sampled answer weighted by its "
         "entailment of the reference; hard: answers clustered by bidirectional entailment); "
         "SePer: the belief with the top K; unanswerable queries left out (docs/utility.md)",
-        *_models(cells),
+        *settings_note(cells, "utility", _describe),
     ]
     table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
     table.notes += not_shown
     return table
 
 
-def _models(cells: dict[str, Evaluation]) -> list[str]:
-    """Which generator and NLI model the numbers come from; a warning naming the first
-    setting that differs when cells were scored otherwise (their values do not compare)."""
-    from harness.utility.spec import utility_difference
-
-    sections = {n: (e.doc.get("config") or {}).get("utility") or {} for n, e in cells.items()}
-    first = next(iter(sections.values()))
-    gen, nli = _model(first.get("generator") or {}), _model(first.get("nli") or {})
-    notes = [f"generator: {gen}; NLI model: {nli}"]
-    for name, section in sections.items():
-        diff = utility_difference(first, section)
-        if diff:
-            notes[0] = (
-                f"the cells were scored with different utility settings ({diff}, e.g. for "
-                f"{name}): their ΔSePer values do not compare"
-            )
-            break
-    return notes
-
-
 def _model(section: dict) -> str:
     return str(section.get("model") or section.get("target") or section.get("object") or "?")
+
+
+def _describe(section: dict) -> str:
+    gen, nli = _model(section.get("generator") or {}), _model(section.get("nli") or {})
+    return f"generator: {gen}; NLI model: {nli}"
 
 
 def _order(cells: dict[str, Evaluation], k: int) -> list[str]:
