@@ -129,6 +129,9 @@ _RAG = (
     Family("closed_book", "rag", cut="none"),
     Family("rag_gain", "rag"),
     Family("parametric_gain", "rag"),
+    # the answer with the top K declines to answer / asks for clarification (GaRAGe, CRUMQs)
+    Family("deflected", "rag"),
+    Family("clarified", "rag"),
 )
 MODEL_KINDS = ("utility", "rag")  # computed by a model section (harness.cell.sections)
 _MODEL = (*_UTILITY, *_RAG)

@@ -21,12 +21,24 @@ from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 from harness.core.run import Run
 from harness.core.types import Benchmark
-from harness.rag.judges import Item, Lexical, LLMJudge, NLIJudge, agreement, exact_match, token_f1
+from harness.rag.judges import (
+    Item,
+    Lexical,
+    LLMJudge,
+    NLIJudge,
+    agreement,
+    deflection,
+    exact_match,
+    token_f1,
+)
 from harness.rag.spec import RagSpec
 from harness.utility.cache import Store, content_key
 from harness.utility.compute import generations, guarded_call, passages_text
 from harness.utility.models import Given, Lazy
 from metrics.answers import answer_defined, answer_forms
+
+JUDGED = ("e2e", "closed_book", "rag_gain", "parametric_gain")  # need reference answers
+DEFLECTION = ("deflected", "clarified")  # read from the answer alone, on every query
 
 
 def rag_values(
@@ -37,11 +49,12 @@ def rag_values(
     generator: Any = None,
     judge: Any = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Per-query values (benchmark order) of the rag `metrics` (e2e@K, closed_book,
-    rag_gain@K, parametric_gain@K; NaN for a query without an acceptable answer or marked
-    unanswerable, and where the judge's verdict could not be read) and what they cost,
-    with the judging report (unreadable verdicts, exact match, token F1, agreement with the
-    lexical judge). `generator`, `judge`: objects to use instead of the spec's."""
+    """Per-query values (benchmark order) of the rag `metrics` and what they cost, with the
+    judging report (unreadable verdicts, exact match, token F1, agreement with the lexical
+    judge). e2e@K, closed_book, rag_gain@K, parametric_gain@K are NaN for a query without an
+    acceptable answer or marked unanswerable, and where the judge's verdict could not be
+    read; deflected@K and clarified@K are defined on every query. `generator`, `judge`:
+    objects to use instead of the spec's."""
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
     loaded: list[str] = []
@@ -51,29 +64,28 @@ def rag_values(
         else Lazy(spec.generator, "generator", "rag.generator", loaded)
     )
     store = Store(spec.cache if spec.cache is not None else cache_dir() / "rag")
-    ks = sorted({m.k for m in metrics if m.k is not None})
+    judged_ks = sorted({m.k for m in metrics if m.family.name in JUDGED and m.k is not None})
+    asks_judged = any(m.family.name in JUDGED for m in metrics)
+    deflect_ks = sorted({m.k for m in metrics if m.family.name in DEFLECTION})
     forms = [answer_forms(q) for q in bench.queries]
-    defined = [answer_defined(q, f) for q, f in zip(bench.queries, forms)]
-    if not any(defined):
+    defined = [asks_judged and answer_defined(q, f) for q, f in zip(bench.queries, forms)]
+    if asks_judged and not any(defined):
         raise HarnessError(
             f"benchmark '{bench.name}' has no answerable query with a reference answer, so "
             "end-to-end RAG has nothing to judge: give its queries 'answer' or 'answers' "
             "(docs/rag.md), or leave e2e, closed_book, rag_gain and parametric_gain out"
         )
-    prompts: list[dict[int | None, str] | None] = []
+    prompts: list[dict[int | None, str]] = []
     for q, ok in zip(bench.queries, defined):
-        if not ok:
-            prompts.append(None)
-            continue
         closed = spec.prompt_closed.format(question=q.text)
-        asked: dict[int | None, str] = {None: closed}
         ids = run[q.query_id].ids
-        for k in ks:
+        asked: dict[int | None, str] = {None: closed} if ok else {}
+        for k in sorted({*(judged_ks if ok else ()), *deflect_ks}):
             text = passages_text(bench, ids[:k], spec)
             # nothing retrieved is no retrieval: the closed-book prompt
             asked[k] = spec.prompt.format(question=q.text, passages=text) if text else closed
         prompts.append(asked)
-    distinct = list(dict.fromkeys(p for asked in prompts if asked for p in asked.values()))
+    distinct = list(dict.fromkeys(p for asked in prompts for p in asked.values()))
     seconds["prompts"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -88,26 +100,29 @@ def rag_values(
     seconds["generation"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    items, at = [], []
-    for i, asked in enumerate(prompts):
-        refs = tuple(a for a in bench.queries[i].answers if a and a.strip())
-        for key, prompt in (asked or {}).items():
-            items.append(Item(bench.queries[i].text, answers[prompt][0][0], refs))
-            at.append((i, key))
-    chosen = _judge(spec, judge, store, loaded)
-    verdicts, verdict_hits = _verdicts(chosen, items, store)
-    readable = [v for v in verdicts if v is not None]
-    if items and not readable:
-        raise HarnessError(
-            f"the judge gave no readable verdict for any of the {len(items)} answers; check "
-            "rag.judge_model (an instruction-following model for the llm judge) and "
-            "rag.judge_prompt"
-        )
     n = len(bench.queries)
-    correct = {key: np.full(n, np.nan) for key in (None, *ks)}
-    for (i, key), v in zip(at, verdicts):
-        correct[key][i] = np.nan if v is None else float(v)
-    report = _report(items, at, verdicts, isinstance(chosen, Lexical))
+    items, at = [], []
+    for i, (asked, ok) in enumerate(zip(prompts, defined)):
+        refs = tuple(a for a in bench.queries[i].answers if a and a.strip())
+        for key, prompt in asked.items() if ok else ():
+            if key is None or key in judged_ks:
+                items.append(Item(bench.queries[i].text, answers[prompt][0][0], refs))
+                at.append((i, key))
+    verdicts, verdict_hits, report = [], 0, {}
+    correct = {key: np.full(n, np.nan) for key in (None, *judged_ks)}
+    if items:
+        chosen = _judge(spec, judge, store, loaded)
+        verdicts, verdict_hits = _verdicts(chosen, items, store)
+        if not any(v is not None for v in verdicts):
+            raise HarnessError(
+                f"the judge gave no readable verdict for any of the {len(items)} answers; "
+                "check rag.judge_model (an instruction-following model for the llm judge) "
+                "and rag.judge_prompt"
+            )
+        for (i, key), v in zip(at, verdicts):
+            correct[key][i] = np.nan if v is None else float(v)
+        report = _report(items, at, verdicts, isinstance(chosen, Lexical))
+    kinds = {k: [deflection(answers[asked[k]][0][0]) for asked in prompts] for k in deflect_ks}
     seconds["judge"] = time.perf_counter() - clock
 
     values: dict[str, np.ndarray] = {}
@@ -122,8 +137,11 @@ def rag_values(
             values[m.name] = correct[m.k] - correct[None]
         elif family == "parametric_gain":
             values[m.name] = correct[m.k] - perfrecall[m.k]
+        elif family in DEFLECTION:
+            said = "declines" if family == "deflected" else "clarifies"
+            values[m.name] = np.array([float(x == said) for x in kinds[m.k]])
     counts = {
-        "queries": sum(defined),
+        "queries": sum(defined) if asks_judged else n,
         "prompts": len(distinct),
         "generation_hits": hits,
         "judge": spec.judge if judge is None else f"{type(judge).__name__}, passed in",

@@ -11,7 +11,10 @@ guessed).
   once more, then counted as unreadable.
 - `custom`: a class with identity() and judge(items) -> [True | False | None].
 
-Exact match and token F1 (SQuAD's, on the same normal form) are computed beside any judge."""
+Exact match and token F1 (SQuAD's, on the same normal form) are computed beside any judge.
+Whether an answer declines or asks for clarification (deflected@K, clarified@K; GaRAGe's
+deflection, CRUMQs' unanswered and clarification ratios) is read by `deflection`, a phrase
+detector, whatever the judge."""
 
 from __future__ import annotations
 
@@ -160,3 +163,32 @@ def agreement(a: Sequence[bool | None], b: Sequence[bool | None]) -> dict[str, A
     chance = pa * pb + (1 - pa) * (1 - pb)
     kappa = None if chance == 1 else (observed - chance) / (1 - chance)
     return {"n": n, "share": observed, "kappa": kappa}
+
+
+# An answer that says it cannot answer (GaRAGe's deflection, CRUMQs' "unanswered"), or that
+# asks the user what they mean (CRUMQs' clarification); read on the lowercased answer with
+# its apostrophes made plain. A phrase list, offline and free: a model judge of deflection
+# is not built.
+_DECLINES = re.compile(
+    r"\b(i (do not|don't|dont|cannot|can't|am unable to) (know|answer|say|tell|find)"
+    r"|(cannot|can't|can not|unable to|not able to|impossible to) (be )?(answer(ed)?"
+    r"|determined?|find|found|say|said|tell|told)"
+    r"|no (information|answer|mention|relevant (information|document|passage)s?)"
+    r"|not (enough|sufficient) (information|context|evidence)"
+    r"|insufficient (information|context|evidence)"
+    r"|(is|are) not (mentioned|provided|given|stated|specified|available)"
+    r"|(does|do) not (say|mention|provide|specify|state|contain))\b"
+)
+_CLARIFIES = re.compile(
+    r"\b(do you mean|did you mean|(could|can|would) you (please )?(clarify|specify)"
+    r"|please (clarify|specify)|which (one|of (these|them|the)) do you)\b"
+)
+
+
+def deflection(answer: str) -> str:
+    """ "clarifies" (it asks what the user means), "declines" (it says it cannot answer) or
+    "answers"."""
+    text = " ".join(answer.lower().replace("\u2019", "'").split())
+    if _CLARIFIES.search(text):
+        return "clarifies"
+    return "declines" if _DECLINES.search(text) else "answers"

@@ -437,3 +437,32 @@ def test_api_inputs_for_the_rag_section_are_checked(files):
         h.evaluate(str(bench), trec, ["perfrecall"], [1], rag={"judge": "nli"})
     with pytest.raises(ConfigError, match="judge= is given but no metric asked for uses one"):
         h.evaluate(str(bench), trec, ["perfrecall"], [1], judge=FirstLetterJudge())
+
+
+def test_deflection_and_clarification_per_query_and_per_answerable_stratum(files, tmp_path):
+    """deflected@K and clarified@K are read from the answer with the top K on every query,
+    answerable or not: their means on answerable=no are GaRAGe's deflection true-positive
+    rate and CRUMQs' unanswered / clarification ratios, on answerable=yes the false
+    positives. The stub declines the Atlantis question (q5, unanswerable) with passages and,
+    with two passages, asks which capital the Portugal question (q4) means."""
+    import harness as h
+
+    bench, run = files
+    quiet = {"bootstrap": 0, "permutations": 0, "rag": {"cache": str(tmp_path / "c")}}
+    ev = h.evaluate(str(bench), h.Run.from_trec(run), ["deflected", "clarified"], [1, 2],
+                    generator=RagStub(), **quiet)  # fmt: skip
+    pq = ev.per_query
+    assert list(pq["deflected@1"]) == [0, 0, 0, 0, 1] == list(pq["deflected@2"])
+    assert list(pq["clarified@1"]) == [0, 0, 0, 0, 0]
+    assert list(pq["clarified@2"]) == [0, 0, 0, 1, 0]
+    means = ev.means
+    assert means.loc["answerable=no", "deflected@1"] == 1.0  # true positives
+    assert means.loc["answerable=yes", "deflected@1"] == 0.0  # false positives
+    assert means.loc["answerable=yes", "clarified@2"] == 0.25
+    # no reference answer is needed: a benchmark without any scores them too
+    bare = tmp_path / "bare.json"
+    queries = [{k: v for k, v in q.items() if k != "answer"} for q in QUERIES]
+    bare.write_text(json.dumps({"metadata": {}, "queries": queries, "corpus": CORPUS}))
+    again = h.evaluate(str(bare), h.Run.from_trec(run), ["deflected"], [1],
+                       generator=RagStub(), **quiet)  # fmt: skip
+    assert list(again.per_query["deflected@1"]) == [0, 0, 0, 0, 1]

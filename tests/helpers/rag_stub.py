@@ -2,8 +2,10 @@
 
 Closed book (no "Doc <rank>" passage line in the prompt): the answer CLOSED gives for the
 question at the prompt's end, else "I do not know". With passages: the first word of the first
-passage. It counts its prompts on the class (`calls`), so a test can tell that a cached rerun
-asked nothing, even of an object the harness built itself (backend custom)."""
+passage, except that it declines to answer the Atlantis question and, given two passages or
+more, asks which capital the Portugal question means. It counts its prompts on the class
+(`calls`), so a test can tell that a cached rerun asked nothing, even of an object the harness
+built itself (backend custom)."""
 
 from __future__ import annotations
 
@@ -33,7 +35,11 @@ class RagStub:
         for p in prompts:
             type(self).calls.append(p)
             passages = _PASSAGE.findall(p)
-            if passages:
+            if passages and "Atlantis" in p:  # unanswerable: it declines with passages
+                answer = "I cannot answer that from the given documents."
+            elif len(passages) > 1 and "Portugal" in p:  # it asks for clarification
+                answer = "Do you mean the capital of Portugal or of Brazil?"
+            elif passages:
                 answer = passages[0].split()[0]
             else:
                 answer = CLOSED.get(p.rsplit("Question: ", 1)[-1].strip(), "I do not know")

@@ -15,6 +15,7 @@ from harness.rag.judges import (
     LLMJudge,
     NLIJudge,
     agreement,
+    deflection,
     exact_match,
     token_f1,
     verdict,
@@ -125,3 +126,22 @@ def test_nli_judge_uses_the_best_reference_and_the_threshold():
     ]
     assert judge.judge(items) == [True, False]
     assert NLIJudge(Given(Entails(), "nli"), threshold=0.95).judge(items) == [False, False]
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        ("I don't know.", "declines"),
+        ("I don\u2019t know", "declines"),
+        ("The documents do not mention it.", "declines"),
+        ("There is not enough information to answer.", "declines"),
+        ("It cannot be determined from the passages.", "declines"),
+        ("Do you mean the city or the state?", "clarifies"),
+        ("Could you clarify which year?", "clarifies"),
+        ("Paris", "answers"),
+        ("unknown", "answers"),  # a bare word is an answer, not a refusal
+        ("No, it is Lyon.", "answers"),
+    ],
+)
+def test_deflection_reads_declines_and_clarifications(answer, kind):
+    assert deflection(answer) == kind
