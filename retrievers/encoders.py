@@ -17,6 +17,7 @@ from harness.core.errors import ConfigError, HarnessError, check_flag
 from retrievers.model_source import (
     check_holds,
     first_line,
+    folder_stamp,
     load_from_hub,
     quiet_third_party,
     require_pinned_revision,
@@ -212,11 +213,12 @@ class SentenceTransformerEncoder:
     def identity(self, role: str) -> dict[str, Any]:
         """Everything that determines an embedding of `role` (query/document) besides the text."""
         prompt, prompt_name = self.prompts[role]
-        revision = self.revision
+        revision, files = self.revision, None
         if self.package:
             revision = f"package {self.package}=={_package_version(self.package)}"
         elif self.path != self.model_id:
             revision = f"local {self.path}"
+            files = folder_stamp(Path(self.path)) if Path(self.path).is_dir() else None
         out = {
             "encoder": self.kind,
             "model": self.model_id,
@@ -234,6 +236,8 @@ class SentenceTransformerEncoder:
             out["encode_api"] = self.encode_api
         if self.task is not None:
             out["task"] = self.task
+        if files is not None:  # weights saved again in a local folder are another model
+            out["files"] = files
         return out
 
     def provenance(self) -> dict[str, Any]:

@@ -288,6 +288,20 @@ def require_hub(model: str, revision: str | None, cache_error: str) -> None:
         )
 
 
+def folder_stamp(folder: Path) -> str:
+    """SHA-256 of every file's relative name, size and modification time under `folder`: a
+    local model's part of a cache identity, so that weights saved again in the same folder
+    (a fine-tuning checkpoint) are another model. Hashing the weights would cost minutes for
+    a 7B model; a copied folder only costs a recomputation."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        st = path.stat()
+        h.update(f"{path.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
 def load_from_hub(model: str, revision: str | None, construct, hub_error):
     """construct(local_files_only) by hub id through the cache, reaching the hub only when it
     answers a quick probe (hub_plan), so that an offline run fails in one line instead of

@@ -23,7 +23,7 @@ from harness.core.errors import ConfigError, HarnessError
 from harness.utility.protocols import Sample
 from harness.utility.spec import ModelSpec
 from retrievers.encoders import _dtype_keyword, resolve_devices, resolve_dtype
-from retrievers.model_source import first_line, load_from_hub, quiet_third_party
+from retrievers.model_source import first_line, folder_stamp, load_from_hub, quiet_third_party
 
 log = logging.getLogger("harness.utility")
 
@@ -80,17 +80,6 @@ def hf_identity(spec: ModelSpec) -> dict[str, Any]:
         out["path"] = str(folder)
         out["files"] = folder_stamp(folder)
     return out
-
-
-def folder_stamp(folder: Path) -> str:
-    """SHA-256 of every file's relative name, size and modification time under `folder`."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        st = path.stat()
-        h.update(f"{path.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
 
 
 def _reword(exc: HarnessError, where: str) -> HarnessError:

@@ -44,6 +44,21 @@ def test_identity_names_where_weights_came_from(tmp_path):
     assert local.identity("query")["revision"] == f"local {tmp_path.resolve()}"
 
 
+def test_a_local_folder_is_another_model_once_its_files_change(tmp_path):
+    """The embedding cache keys a local model by its files too: weights saved again in the
+    same folder never get the old weights' embeddings; the recorded revision stays the path."""
+    import os
+
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"old")
+    local = SentenceTransformerEncoder(model="org/m", local_path=str(tmp_path), device="cpu")
+    before = local.identity("document")
+    weights.write_bytes(b"new")
+    os.utime(weights, ns=(10**18, 10**18))
+    after = local.identity("document")
+    assert after["files"] != before["files"] and after["revision"] == before["revision"]
+
+
 def test_prompt_given_two_ways_is_refused():
     with pytest.raises(ConfigError, match="not both"):
         SentenceTransformerEncoder(model="m", query_prompt="q: ", query_prompt_name="query")
