@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{n_cells} cell{'s' * (n_cells != 1)} on {len(corpora)} "
         f"corp{'ora' if len(corpora) != 1 else 'us'} ({', '.join(corpora)}); "
-        f"{len(files)} files written under {args.out}/"
+        f"{len(files)} file{'s' * (len(files) != 1)} written under {args.out}/"
         + (f"; open {Path(args.out) / 'index.html'}" if args.format in ("all", "html") else "")
     )
     if fails:
