@@ -34,7 +34,7 @@ from harness.rag.judges import (
 from harness.rag.spec import RagSpec
 from harness.utility.cache import Store, content_key
 from harness.utility.compute import generations, guarded_call, passages_text
-from harness.utility.models import Given, Lazy
+from harness.utility.models import Given, Lazy, model_of
 from metrics.answers import answer_defined, answer_forms
 
 JUDGED = ("e2e", "closed_book", "rag_gain", "parametric_gain")  # need reference answers
@@ -58,11 +58,7 @@ def rag_values(
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
     loaded: list[str] = []
-    gen = (
-        Given(generator, "generator")
-        if generator is not None
-        else Lazy(spec.generator, "generator", "rag.generator", loaded)
-    )
+    gen = model_of(generator, spec.generator, "generator", "rag.generator", loaded)
     store = Store(spec.cache if spec.cache is not None else cache_dir() / "rag")
     judged_ks = sorted({m.k for m in metrics if m.family.name in JUDGED and m.k is not None})
     asks_judged = any(m.family.name in JUDGED for m in metrics)

@@ -24,7 +24,7 @@ from harness.core.progress import Progress
 from harness.core.run import Run
 from harness.core.types import Benchmark, Query
 from harness.utility.cache import Store, content_key
-from harness.utility.models import Given, Lazy
+from harness.utility.models import Given, Lazy, model_of
 from harness.utility.seper import cluster, hard_seper, sequence_weights, soft_seper
 from harness.utility.spec import UtilitySpec, canonical_json
 
@@ -94,12 +94,8 @@ def utility_values(
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
     loaded: list[str] = []
-    gen = (
-        Given(generator, "generator")
-        if generator is not None
-        else Lazy(spec.generator, "generator", "utility.generator", loaded)
-    )
-    ent = Given(nli, "nli") if nli is not None else Lazy(spec.nli, "nli", "utility.nli", loaded)
+    gen = model_of(generator, spec.generator, "generator", "utility.generator", loaded)
+    ent = model_of(nli, spec.nli, "nli", "utility.nli", loaded)
     store = Store(spec.cache if spec.cache is not None else cache_dir() / "utility")
     closed = any(f != "seper" for f in families)
     hard = "dseper_hard" in families

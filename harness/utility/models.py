@@ -105,3 +105,8 @@ class Given:
 
     def get(self) -> Any:
         return self.obj
+
+
+def model_of(obj: Any, spec: ModelSpec, role: str, where: str, loaded: list[str]):
+    """The object handed in (`Given`), else the model `spec` describes, built on first use."""
+    return Given(obj, role) if obj is not None else Lazy(spec, role, where, loaded)
