@@ -32,3 +32,22 @@ def coverage_types(e2e, closed_book, perfrecall) -> dict:
             "accuracy": float(e2e[inside].mean()) if n else None,
         }
     return out
+
+
+def relevant(query) -> frozenset[str]:
+    """The chunks labelled relevant to a query: in a gold group, or judged grade > 0."""
+    graded = (cid for cid, grade in (query.qrels or {}).items() if grade > 0)
+    return frozenset(graded).union(*query.groups)
+
+
+def deflection_split(deflected, insufficient) -> dict:
+    """GaRAGe's deflection rates: the share of answers that decline among the queries whose
+    top K held no relevant passage (true positives) and among the rest (false positives),
+    over the queries whose deflection was read."""
+    values = np.asarray(deflected, dtype=np.float64)
+    out = {}
+    for name, inside in (("insufficient", True), ("sufficient", False)):
+        chosen = ~np.isnan(values) & (np.asarray(insufficient) == inside)
+        n = int(chosen.sum())
+        out[name] = {"n": n, "deflected": float(values[chosen].mean()) if n else None}
+    return out

@@ -132,6 +132,12 @@ _RAG = (
     # the answer with the top K declines to answer / asks for clarification (GaRAGe, CRUMQs)
     Family("deflected", "rag"),
     Family("clarified", "rag"),
+    # GaRAGe §2.4 (docs/rag.md#garage), a model judge's labels of the answer with the top K:
+    # eligible (no major issue); every sentence supported by a shown passage (ufactuality) or
+    # by a relevant one (uraf); factuality, raf: eligible and that; attribution_*: the
+    # passages it cites against those the reference answer cites
+    *(Family(n, "rag") for n in ("eligibility", "ufactuality", "factuality", "uraf", "raf")),
+    *(Family(f"attribution_{n}", "rag") for n in ("precision", "recall", "f1")),
 )
 MODEL_KINDS = ("utility", "rag")  # computed by a model section (harness.cell.sections)
 _MODEL = (*_UTILITY, *_RAG)

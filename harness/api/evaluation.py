@@ -111,6 +111,9 @@ def evaluate(
             )
         if s.names(asked):
             sections[s.key] = named_config(s.key, s.option, dict(settings_of or {}))
+            for role, key in s.objects:  # an object with a key of its own (the rag judge)
+                if key != role and objects[role] is not None:  # replaces what the plan checks
+                    sections[s.key][key] = _record(objects[role])
         elif settings_of:
             raise ConfigError(
                 f"{s.key}= is given but no {s.key} metric is asked for; add one to metrics "
@@ -138,8 +141,7 @@ def evaluate(
         for role, key in s.objects if s.key in sections else ():
             obj = objects[role]
             if obj is not None:  # the caller's model object, recorded by its type and identity
-                described = {"backend": "python", "object": _describe(obj)}
-                plan.config[s.key][key] = described | {"identity": _identity(obj)}
+                plan.config[s.key][key] = _record(obj)
     plan.config["corpus"].update(name=bench.name, source=bench.source)
     ids = [q.query_id for q in bench.queries]
     run, unknown = apply_unknown_ids(
@@ -155,6 +157,10 @@ def evaluate(
     for note in result.notes:
         log.info(note)
     return result
+
+
+def _record(obj: Any) -> dict[str, Any]:
+    return {"backend": "python", "object": _describe(obj), "identity": _identity(obj)}
 
 
 def _metric_names(metrics, k) -> tuple[list[str], list[int]]:

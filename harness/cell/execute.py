@@ -120,25 +120,38 @@ class Scored:
 
     @cached_property
     def rag(self) -> dict[str, Any]:
-        """End-to-end RAG's block, when e2e@K and closed_book were scored: RARE's coverage
-        types per K (metrics.rag: {K: {queries, intersection, retrieval_only,
-        parametric_only, complementary}}) and the judging report (per metric: unreadable
-        verdicts, exact match, token F1, agreement with the lexical judge)."""
+        """End-to-end RAG's block: RARE's coverage types per K when e2e@K and closed_book
+        were scored (metrics.rag: {K: {queries, intersection, retrieval_only,
+        parametric_only, complementary}}), GaRAGe's deflection rates per K when deflected@K
+        was ({K: {insufficient, sufficient}}: the top K held no relevant passage, or some),
+        and the judging report (per metric: unreadable verdicts, labels, exact match, token
+        F1, agreement with the lexical judge or the phrase detector)."""
         from metrics.evaluate import per_query as scores
-        from metrics.rag import coverage_types
+        from metrics.rag import coverage_types, deflection_split, relevant
         from metrics.registry import parse_metric
 
+        out: dict[str, Any] = {}
         closed = self.values.get("closed_book")
         ks = [m.k for m in self.metrics if m.family.name == "e2e"]
-        if closed is None or not ks:
-            return {}
-        have = {k: self.values.get(f"perfrecall@{k}") for k in ks}
-        wanted = [parse_metric(f"perfrecall@{k}") for k, v in have.items() if v is None]
-        have.update({m.k: v for m, v in zip(wanted, scores(self.bench, self.run, wanted).values())})
-        types = {str(k): coverage_types(self.values[f"e2e@{k}"], closed, have[k]) for k in ks}
+        if closed is not None and ks:
+            have = {k: self.values.get(f"perfrecall@{k}") for k in ks}
+            wanted = [parse_metric(f"perfrecall@{k}") for k, v in have.items() if v is None]
+            got = scores(self.bench, self.run, wanted).values()
+            have.update({m.k: v for m, v in zip(wanted, got)})
+            out["coverage_types"] = {
+                str(k): coverage_types(self.values[f"e2e@{k}"], closed, have[k]) for k in ks
+            }
+        split = {}
+        for m in self.metrics:
+            if m.family.name == "deflected":
+                found = [relevant(q).isdisjoint(self.run[q.query_id].ids[: m.k])
+                         for q in self.bench.queries]  # fmt: skip
+                split[str(m.k)] = deflection_split(self.values[m.name], found)
+        if split:
+            out["deflection"] = split
         judging = (self.costs.get("rag") or {}).get("report")
         judging = judging or (self.kept.get("rag") or {}).get("judging")
-        return {"coverage_types": types} | ({"judging": judging} if judging else {})
+        return out | ({"judging": judging} if judging else {})
 
 
 def score(

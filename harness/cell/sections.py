@@ -49,7 +49,7 @@ class ModelSection:
                     f"metrics={self.key}), and set {self.settings}"
                 )
             return None
-        return self.adapter().spec(section)
+        return self.adapter().spec(section, metrics)
 
     def difference(self, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str:
         """'' when two sections (as cells record them; None: none) give comparable numbers,

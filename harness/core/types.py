@@ -55,6 +55,7 @@ class Query:
     outdated: frozenset[str] | None = None  # judged chunks labelled outdated (set by judge)
     max_age_days: int | None = None  # validity window: older passages are outdated (judge)
     label_grades: Mapping[str, int] | None = None  # each labelled chunk's label grade (judge)
+    citations: tuple[str, ...] = ()  # the chunks the reference answer cites (GaRAGe)
 
     @property
     def answer(self) -> str | None:

@@ -63,6 +63,7 @@ def query_record(where: str, q: Mapping[str, Any]) -> Query:
         labels=_labels(where, q.get("labels")),
         date=parse_date(q.get("date"), f"{where}: 'date'"),
         fields=_fields(where, q.get("metadata")),
+        citations=_citations(where, q.get("citations")),
     )
 
 
@@ -129,6 +130,18 @@ def _answers(where: str, q: Mapping[str, Any]) -> tuple[str, ...]:
             )
         out += many
     return tuple(dict.fromkeys(a for a in out if a.strip()))
+
+
+def _citations(where: str, raw: Any) -> tuple[str, ...]:
+    """`citations`: the chunk ids the reference answer cites (attribution@K), each once."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(c, str) and c.strip() for c in raw):
+        raise BenchmarkError(
+            f"{where}: 'citations' must be a list of the chunk ids the reference answer cites, "
+            f'e.g. ["doc1", "doc4"] (found {_short(raw)})'
+        )
+    return tuple(dict.fromkeys(raw))
 
 
 def _labels(where: str, raw: Any) -> dict[str, str] | None:
@@ -224,6 +237,7 @@ def _beir_query(
         labels=labelled,
         date=parse_date(row.get("date"), f"{where}: 'date'"),
         fields=_fields(where, row.get("metadata")),
+        citations=_citations(where, row.get("citations")),
     )
 
 

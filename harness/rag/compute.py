@@ -21,7 +21,11 @@ from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 from harness.core.run import Run
 from harness.core.types import Benchmark
+from harness.rag.garage import attribution, both, cited, factual, passage, sentences, shown
 from harness.rag.judges import (
+    GARAGE_ASKS,
+    LABELS,
+    Claim,
     Item,
     Lexical,
     LLMJudge,
@@ -34,10 +38,15 @@ from harness.rag.judges import (
 from harness.rag.spec import RagSpec
 from harness.utility.cache import Store, content_key
 from harness.utility.compute import generations, guarded_call, passages_text
-from harness.utility.models import Given, Lazy, model_of
+from harness.utility.models import Given, Lazy, model_of, target_class
 from metrics.answers import answer_defined, answer_forms
+from metrics.rag import relevant
 
 JUDGED = ("e2e", "closed_book", "rag_gain", "parametric_gain")  # need reference answers
+# GaRAGe's (docs/rag.md#garage): reference answers and a judge that reads eligibility and
+# sentence support; attribution: the passages the reference answer cites
+GARAGE = ("eligibility", "ufactuality", "factuality", "uraf", "raf")
+ATTRIBUTION = ("attribution_precision", "attribution_recall", "attribution_f1")
 DEFLECTION = ("deflected", "clarified")  # read from the answer alone, on every query
 
 
@@ -50,33 +59,60 @@ def rag_values(
     judge: Any = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Per-query values (benchmark order) of the rag `metrics` and what they cost, with the
-    judging report (unreadable verdicts, exact match, token F1, agreement with the lexical
-    judge). e2e@K, closed_book, rag_gain@K, parametric_gain@K are NaN for a query without an
-    acceptable answer or marked unanswerable, and where the judge's verdict could not be
-    read; deflected@K and clarified@K are defined on every query. `generator`, `judge`:
-    objects to use instead of the spec's."""
+    judging report (per metric: unreadable verdicts and labels, exact match, token F1,
+    agreement with the lexical judge). The judged and GaRAGe families are NaN for a query
+    without an acceptable answer or marked unanswerable, and where the judge's verdict could
+    not be read; attribution is defined where the query lists the passages its reference
+    answer cites; deflected@K and clarified@K on every query. `generator`, `judge`: objects
+    to use instead of the spec's."""
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
     loaded: list[str] = []
     gen = model_of(generator, spec.generator, "generator", "rag.generator", loaded)
     store = Store(spec.cache if spec.cache is not None else cache_dir() / "rag")
-    judged_ks = sorted({m.k for m in metrics if m.family.name in JUDGED and m.k is not None})
-    asks_judged = any(m.family.name in JUDGED for m in metrics)
-    deflect_ks = sorted({m.k for m in metrics if m.family.name in DEFLECTION})
+    chosen = _judge(spec, judge, store, loaded)
+    families = {m.family.name for m in metrics}
+
+    def ks(names) -> list[int]:
+        return sorted({m.k for m in metrics if m.family.name in names and m.k is not None})
+
+    judged_ks, garage_ks, cite_ks, deflect_ks = (
+        ks(JUDGED), ks(GARAGE), ks(ATTRIBUTION), ks(DEFLECTION)
+    )  # fmt: skip
+    needed: dict[str, str] = {}  # each ask -> the first metric that needs it
+    for m in metrics:
+        for a in GARAGE_ASKS.get(m.family.name, ()):
+            needed.setdefault(a, m.name)
+    for ask, metric in sorted(needed.items()):
+        _can_or_fail(chosen, ask, metric)
     forms = [answer_forms(q) for q in bench.queries]
-    defined = [asks_judged and answer_defined(q, f) for q, f in zip(bench.queries, forms)]
-    if asks_judged and not any(defined):
+    has_ref = [answer_defined(q, f) for q, f in zip(bench.queries, forms)]
+    asks_judged = bool(families & set(JUDGED))
+    if (asks_judged or garage_ks) and not any(has_ref):
         raise HarnessError(
             f"benchmark '{bench.name}' has no answerable query with a reference answer, so "
             "end-to-end RAG has nothing to judge: give its queries 'answer' or 'answers' "
-            "(docs/rag.md), or leave e2e, closed_book, rag_gain and parametric_gain out"
+            "(docs/rag.md), or ask only for deflected, clarified and attribution_*"
+        )
+    cites = [bool(q.citations) for q in bench.queries]
+    if cite_ks and not any(cites):
+        raise HarnessError(
+            f"benchmark '{bench.name}' has no query listing the passages its reference answer "
+            "cites, so attribution has nothing to score: give queries 'citations' (chunk "
+            "ids, docs/rag.md#garage), or leave attribution_* out"
         )
     prompts: list[dict[int | None, str]] = []
-    for q, ok in zip(bench.queries, defined):
+    for i, q in enumerate(bench.queries):
         closed = spec.prompt_closed.format(question=q.text)
         ids = run[q.query_id].ids
-        asked: dict[int | None, str] = {None: closed} if ok else {}
-        for k in sorted({*(judged_ks if ok else ()), *deflect_ks}):
+        ref = has_ref[i]
+        asked: dict[int | None, str] = {None: closed} if ref and asks_judged else {}
+        wanted = {
+            *deflect_ks,
+            *(cite_ks if cites[i] else ()),
+            *((*judged_ks, *garage_ks) if ref else ()),
+        }
+        for k in sorted(wanted):
             text = passages_text(bench, ids[:k], spec)
             # nothing retrieved is no retrieval: the closed-book prompt
             asked[k] = spec.prompt.format(question=q.text, passages=text) if text else closed
@@ -92,23 +128,26 @@ def rag_values(
         max_new_tokens=spec.max_new_tokens,
         seed=spec.seed,
     )
-    _, answers, hits = generations(distinct, decoding, gen, store, "end-to-end RAG")
+    _, generated, hits = generations(distinct, decoding, gen, store, "end-to-end RAG")
     seconds["generation"] = time.perf_counter() - clock
+
+    def answer(i: int, k: int | None) -> str:
+        return generated[prompts[i][k]][0][0]
 
     clock = time.perf_counter()
     n = len(bench.queries)
+    asked_of = Asker(chosen, store)
     items, at = [], []
-    for i, (asked, ok) in enumerate(zip(prompts, defined)):
+    for i, asked in enumerate(prompts):
         refs = tuple(a for a in bench.queries[i].answers if a and a.strip())
-        for key, prompt in asked.items() if ok else ():
-            if key is None or key in judged_ks:
-                items.append(Item(bench.queries[i].text, answers[prompt][0][0], refs))
+        for key in asked:
+            if has_ref[i] and asks_judged and (key is None or key in judged_ks):
+                items.append(Item(bench.queries[i].text, answer(i, key), refs))
                 at.append((i, key))
-    verdicts, verdict_hits, report = [], 0, {}
+    report: dict[str, Any] = {}
     correct = {key: np.full(n, np.nan) for key in (None, *judged_ks)}
     if items:
-        chosen = _judge(spec, judge, store, loaded)
-        verdicts, verdict_hits = _verdicts(chosen, items, store)
+        verdicts = asked_of("judge", items)
         if not any(v is not None for v in verdicts):
             raise HarnessError(
                 f"the judge gave no readable verdict for any of the {len(items)} answers; "
@@ -118,7 +157,8 @@ def rag_values(
         for (i, key), v in zip(at, verdicts):
             correct[key][i] = np.nan if v is None else float(v)
         report = _report(items, at, verdicts, isinstance(chosen, Lexical))
-    kinds = {k: [deflection(answers[asked[k]][0][0]) for asked in prompts] for k in deflect_ks}
+    garage = _garage(bench, run, metrics, prompts, answer, has_ref, asked_of, report)
+    kinds = _deflection(bench, prompts, answer, deflect_ks, chosen, asked_of, report)
     seconds["judge"] = time.perf_counter() - clock
 
     values: dict[str, np.ndarray] = {}
@@ -135,21 +175,224 @@ def rag_values(
             values[m.name] = correct[m.k] - perfrecall[m.k]
         elif family in DEFLECTION:
             said = "declines" if family == "deflected" else "clarifies"
-            values[m.name] = np.array([float(x == said) for x in kinds[m.k]])
+            values[m.name] = np.array(
+                [np.nan if x is None else float(x == said) for x in kinds[m.k]]
+            )
+        elif family in ATTRIBUTION:
+            values[m.name] = _attribution(bench, run, m, prompts, answer)
+        else:
+            values[m.name] = garage[m.name]
     counts = {
-        "queries": sum(defined) if asks_judged else n,
+        "queries": n if not (asks_judged or garage_ks) else sum(has_ref),
         "prompts": len(distinct),
         "generation_hits": hits,
         "judge": spec.judge if judge is None else f"{type(judge).__name__}, passed in",
         "judged": len(items),
-        "unreadable": sum(v is None for v in verdicts),
-        "verdict_hits": verdict_hits,
+        "questions": asked_of.asked - len(items),  # GaRAGe's and deflection's
+        "unreadable": sum(e["unreadable"] for e in report.values()),
+        "verdict_hits": asked_of.hits,
         "report": report,
         "models_loaded": loaded,
         "cache": str(store.root),
         "seconds": seconds,
     }
     return values, counts
+
+
+def _can_or_fail(judge, ask: str, metric: str) -> None:
+    """The plan checked the configured judges (RagSpec.check_judge); this catches an object
+    handed in without the method."""
+    if not can(judge, ask):
+        what = type(judge.get()).__name__ if isinstance(judge, Given) else "the judge"
+        raise HarnessError(
+            f"{metric} needs a judge with {ask}(...); {what} has none: give it that method, "
+            "or use rag.judge=llm (docs/rag.md#garage)"
+        )
+
+
+def can(judge, ask: str) -> bool:
+    """Whether the judge answers `ask` (judge, eligibility, support, deflection); a custom
+    class is asked without building it."""
+    if isinstance(judge, (Lexical, NLIJudge)):
+        return ask == "judge"
+    if isinstance(judge, LLMJudge):
+        return True
+    obj = judge.get() if isinstance(judge, Given) else target_class(judge.spec, judge.where)
+    return callable(getattr(obj, ask, None))
+
+
+class Asker:
+    """Asks the judge one kind of question about many entries, through the verdict cache
+    (a model judge's answers are cached by content: the judge's identity, the question
+    asked, the entry), and checks every answer's shape; counts what it asked and what came
+    from the cache."""
+
+    def __init__(self, judge, store: Store):
+        self.judge, self.store = judge, store
+        self.asked = self.hits = 0
+
+    def __call__(self, ask: str, entries: list) -> list:
+        self.asked += len(entries)
+        if isinstance(self.judge, Lexical) or not entries:
+            return self.judge.judge(entries) if entries else []
+        allowed = LABELS[ask]
+        ident = self.judge.identity()
+        extra = {} if ask == "judge" else {"ask": ask}  # a verdict's key as it always was
+        keys = [content_key("verdict", {"judge": ident, **extra, **asdict(e)}) for e in entries]
+        cached = [self.store.get("verdict", key, _shape(allowed)) for key in keys]
+        todo = [j for j, entry in enumerate(cached) if entry is None]
+        got: Any = []
+        if todo:
+            model = self.judge.get() if isinstance(self.judge, (Given, Lazy)) else self.judge
+            got = guarded_call("the judge", getattr(model, ask), [entries[j] for j in todo])
+            got = list(got) if isinstance(got, (list, tuple)) else got
+            if not isinstance(got, list) or len(got) != len(todo):
+                count = len(got) if isinstance(got, list) else type(got).__name__
+                raise HarnessError(
+                    f"the judge's {ask}() returned {count} answers for {len(todo)} entries; "
+                    "it must give one per entry"
+                )
+            bad = next((v for v in got if not _allowed(v, allowed)), 0)
+            if bad != 0:
+                said = " or ".join(repr(x) for x in allowed)
+                raise HarnessError(
+                    f"the judge's {ask}() returned {bad!r}; each answer must be {said} "
+                    "(None: no verdict, counted)"
+                )
+        self.hits += len(entries) - len(todo)
+        out = [None if c is None else c["verdict"] for c in cached]
+        for j, v in zip(todo, got):
+            out[j] = bool(v) if isinstance(v, bool) else v
+            self.store.put("verdict", keys[j], {"verdict": out[j]})
+        return out
+
+
+def _allowed(value: Any, allowed: tuple) -> bool:
+    # True == 1 in Python: a verdict must be a bool or None, a label a listed string
+    if isinstance(value, bool) or value is None:
+        return value in allowed and (value is None or True in allowed)
+    return isinstance(value, str) and value in allowed
+
+
+def _shape(allowed: tuple):
+    def check(entry: dict) -> str | None:
+        return None if _allowed(entry.get("verdict"), allowed) else "holds no verdict"
+
+    return check
+
+
+def _garage(bench, run, metrics, prompts, answer, has_ref, asked_of, report) -> dict:
+    """GaRAGe's per-query values: eligibility (no major issue), ufactuality and uraf
+    (every sentence supported or needing no attribution, by the shown passages or by the
+    relevant ones alone), factuality and raf (eligible and that)."""
+    wanted = [m for m in metrics if m.family.name in GARAGE]
+    if not wanted:
+        return {}
+    n = len(bench.queries)
+    ks = sorted({m.k for m in wanted})
+    at = [(i, k) for k in ks for i in range(n) if has_ref[i]]
+    names = {m.family.name for m in wanted}
+    out: dict[str, np.ndarray] = {}
+    eligible = {k: np.full(n, np.nan) for k in ks}
+    if names & {"eligibility", "factuality", "raf"}:
+        items = [
+            Item(bench.queries[i].text, answer(i, k),
+                 tuple(a for a in bench.queries[i].answers if a.strip()))
+            for i, k in at
+        ]  # fmt: skip
+        labels = asked_of("eligibility", items)
+        for (i, k), lab in zip(at, labels):
+            eligible[k][i] = np.nan if lab is None else float(lab != "major")
+        for k in ks:
+            mine = [lab for (_, kk), lab in zip(at, labels) if kk == k]
+            report[f"eligibility@{k}"] = {
+                "answers": len(mine),
+                "unreadable": mine.count(None),
+                "labels": {x: mine.count(x) for x in ("none", "minor", "major")},
+            }
+    contexts = [c for c, f in (("shown", "ufactuality"), ("relevant", "uraf")) if
+                names & {f, "factuality" if c == "shown" else "raf"}]  # fmt: skip
+    supported: dict[str, dict[int, np.ndarray]] = {}
+    for context in contexts:
+        claims, owner = [], []
+        for i, k in at:
+            q = bench.queries[i]
+            ids = shown(bench, run[q.query_id].ids[:k])
+            if context == "relevant":
+                ids = [cid for cid in ids if cid in relevant(q)]
+            texts = tuple(passage(bench, cid) for cid in ids)
+            for sentence in sentences(answer(i, k)):
+                claims.append(Claim(q.text, sentence, texts))
+                owner.append((i, k))
+        labels = asked_of("support", claims)
+        # nothing shown supports nothing: "supported" with no passage is not believed
+        lonely = [j for j, c in enumerate(claims) if not c.context and labels[j] == "supported"]
+        for j in lonely:
+            labels[j] = "unsupported"
+        per: dict[tuple[int, int], list] = {key: [] for key in at}
+        for key, lab in zip(owner, labels):
+            per[key].append(lab)
+        supported[context] = {k: np.full(n, np.nan) for k in ks}
+        for (i, k), labs in per.items():
+            supported[context][k][i] = factual(labs)
+        name = "ufactuality" if context == "shown" else "uraf"
+        for k in ks:
+            mine = [lab for (_, kk), lab in zip(owner, labels) if kk == k]
+            report[f"{name}@{k}"] = {
+                "answers": sum(1 for _, kk in at if kk == k),
+                "sentences": len(mine),
+                "unreadable": mine.count(None),
+                "labels": {x: mine.count(x) for x in LABELS["support"] if x is not None},
+                "supported_without_passage": sum(1 for j in lonely if owner[j][1] == k),
+            }
+    for m in wanted:
+        family = m.family.name
+        if family == "eligibility":
+            out[m.name] = eligible[m.k]
+        elif family in ("ufactuality", "uraf"):
+            out[m.name] = supported["shown" if family == "ufactuality" else "relevant"][m.k]
+        else:
+            facts = supported["shown" if family == "factuality" else "relevant"][m.k]
+            out[m.name] = np.array([both(a, b) for a, b in zip(eligible[m.k], facts)])
+    return out
+
+
+def _deflection(bench, prompts, answer, ks, judge, asked_of, report) -> dict[int, list]:
+    """Per K, each query's answer as "answers", "declines" or "clarifies" (None: the
+    judge's label could not be read): the judge's when it reads deflection, with its
+    agreement with the phrase detector in the report, else the phrase detector's."""
+    if not ks:
+        return {}
+    phrases = {k: [deflection(answer(i, k)) for i in range(len(prompts))] for k in ks}
+    if not can(judge, "deflection"):
+        return phrases
+    items = [Item(q.text, answer(i, k), ()) for k in ks for i, q in enumerate(bench.queries)]
+    got = asked_of("deflection", items)
+    n, out = len(prompts), {}
+    for j, k in enumerate(ks):
+        out[k] = mine = got[j * n : (j + 1) * n]
+        agree = {}
+        for said in ("declines", "clarifies"):
+            pairs = [(x if x is None else x == said, y == said) for x, y in zip(mine, phrases[k])]
+            agree[said] = agreement(*zip(*pairs))
+        report[f"deflection@{k}"] = {
+            "answers": n,
+            "unreadable": mine.count(None),
+            "agreement_with_phrases": agree,
+        }
+    return out
+
+
+def _attribution(bench, run, metric, prompts, answer) -> np.ndarray:
+    """attribution_precision/recall/f1@K per query: the passages the answer with the top K
+    cites ([n] markers) against those the reference answer cites; NaN without those."""
+    part = ATTRIBUTION.index(metric.family.name)
+    out = np.full(len(bench.queries), np.nan)
+    for i, q in enumerate(bench.queries):
+        if q.citations:
+            ids = shown(bench, run[q.query_id].ids[: metric.k])
+            out[i] = attribution(cited(answer(i, metric.k), ids), q.citations)[part]
+    return out
 
 
 def _judge(spec: RagSpec, given: Any, store: Store, loaded: list[str]):
@@ -165,44 +408,6 @@ def _judge(spec: RagSpec, given: Any, store: Store, loaded: list[str]):
         model = Lazy(spec.judge_model, "generator", where, loaded)
         return LLMJudge(model, spec.judge_prompt, store, generations)
     return Lazy(spec.judge_model, "judge", where, loaded)
-
-
-def _verdicts(judge, items: list[Item], store: Store) -> tuple[list[bool | None], int]:
-    """The judge's verdicts, checked (one per item, each True, False or None), and how many
-    came from the cache: a model judge's verdicts are cached by content (the judge's
-    identity, the question, the answer, the references); the lexical one costs nothing."""
-    if isinstance(judge, Lexical) or not items:
-        return judge.judge(items), 0
-    ident = judge.identity()
-    keys = [content_key("verdict", {"judge": ident, **asdict(it)}) for it in items]
-    cached = [store.get("verdict", key, _verdict_shape) for key in keys]
-    todo = [j for j, entry in enumerate(cached) if entry is None]
-    got: list = []
-    if todo:
-        model = judge.get() if isinstance(judge, (Given, Lazy)) else judge
-        got = guarded_call("the judge", model.judge, [items[j] for j in todo])
-        got = list(got) if isinstance(got, (list, tuple)) else got
-        if not isinstance(got, list) or len(got) != len(todo):
-            count = len(got) if isinstance(got, list) else type(got).__name__
-            raise HarnessError(
-                f"the judge returned {count} verdicts for {len(todo)} answers; judge(items) "
-                "must give one per item"
-            )
-        bad = next((v for v in got if v not in (True, False, None) or isinstance(v, float)), 0)
-        if bad != 0:
-            raise HarnessError(
-                f"the judge returned the verdict {bad!r}; each must be True, False or None "
-                "(None: no verdict, counted)"
-            )
-    out = [None if c is None else c["verdict"] for c in cached]
-    for j, v in zip(todo, got):
-        out[j] = None if v is None else bool(v)
-        store.put("verdict", keys[j], {"verdict": out[j]})
-    return out, len(items) - len(todo)
-
-
-def _verdict_shape(entry: dict) -> str | None:
-    return None if entry.get("verdict") in (True, False, None) else "holds no verdict"
 
 
 def _report(items: list[Item], at: list, verdicts: list, lexical_judge: bool) -> dict[str, Any]:

@@ -12,9 +12,13 @@ guessed).
 - `custom`: a class with identity() and judge(items) -> [True | False | None].
 
 Exact match and token F1 (SQuAD's, on the same normal form) are computed beside any judge.
-Whether an answer declines or asks for clarification (deflected@K, clarified@K; GaRAGe's
-deflection, CRUMQs' unanswered and clarification ratios) is read by `deflection`, a phrase
-detector, whatever the judge."""
+
+GaRAGe's measures ask a judge three more things (docs/rag.md#garage): `eligibility(items)`
+(does the answer address the request, the reference as baseline: "none" | "minor" | "major"
+issue), `support(claims)` (one sentence against a context: "supported" | "unsupported" |
+"contradictory" | "no_rad", needing no attribution) and `deflection(items)` ("answers" |
+"declines" | "clarifies"). The llm judge has all three; a custom judge has those it defines.
+Without a judge's `deflection`, `deflection` below, a phrase detector, reads the answer."""
 
 from __future__ import annotations
 
@@ -37,9 +41,61 @@ VERDICT_PROMPT = (
     "Question: {question}\nReference answers: {references}\nAnswer: {answer}\n\n"
     "Reply with exactly one word: CORRECT or INCORRECT."
 )
-RETRY = "\n\nYour reply could not be read. Reply with exactly one word: CORRECT or INCORRECT."
-VERDICT_TOKENS = 8  # "INCORRECT" and an end token fit; a longer reply is cut and unreadable
-_VERDICT = re.compile(r"^\W*(CORRECT|INCORRECT)\W*$")
+# GaRAGe's judge prompts (its appendix B.2-B.4) asked for a short reply a strict parser reads:
+# the label alone, no analysis, so VERDICT_TOKENS bounds every reply
+ELIGIBILITY_PROMPT = (
+    "You are judging whether a response addresses a user's request, with a baseline response "
+    "written by a person as the reference. List to yourself the instructions of the request, "
+    "explicit and implied, and check whether the response meets them. A major issue: it does "
+    "not address the main request, does not answer, or misses or contradicts what the "
+    "baseline gives as essential. A minor issue: it addresses the request but misses a detail "
+    "or a less important instruction.\n\n"
+    "Request: {question}\nBaseline response: {references}\nResponse: {answer}\n\n"
+    "Reply with exactly one of: NO ISSUES, MINOR ISSUES, MAJOR ISSUES."
+)
+SUPPORT_PROMPT = (
+    "You are checking one sentence of a response to a question against a context. SUPPORTED: "
+    "the context entails the sentence; be strict, and use no world knowledge unless it is "
+    "trivial. CONTRADICTORY: the context falsifies it. UNSUPPORTED: neither. NO_RAD: the "
+    "sentence needs no factual attribution (an opinion, greeting, question or disclaimer)."
+    "\n\nQuestion: {question}\nContext:\n{context}\n\nSentence: {sentence}\n\n"
+    "Reply with exactly one word: SUPPORTED, UNSUPPORTED, CONTRADICTORY or NO_RAD."
+)
+DEFLECTION_PROMPT = (
+    "You are classifying a response to a question. ATTEMPTED: it attempts to answer the "
+    "question. MISSING: it says it is not sure, does not know, or cannot answer. CLARIFY: it "
+    "asks the user what they mean instead of answering.\n\n"
+    "Question: {question}\nResponse: {answer}\n\n"
+    "Reply with exactly one word: ATTEMPTED, MISSING or CLARIFY."
+)
+VERDICT_TOKENS = 8  # the longest label and an end token fit; a longer reply is cut, unreadable
+# what each question asks, its prompt, the replies it reads and the label each one gives
+ASKS = {
+    "judge": ({"CORRECT": True, "INCORRECT": False}, "CORRECT or INCORRECT"),
+    "eligibility": (
+        {"NO ISSUES": "none", "NO ISSUE": "none", "MINOR ISSUES": "minor",
+         "MINOR ISSUE": "minor", "MAJOR ISSUES": "major", "MAJOR ISSUE": "major"},
+        "NO ISSUES, MINOR ISSUES or MAJOR ISSUES",
+    ),
+    "support": (
+        {"SUPPORTED": "supported", "UNSUPPORTED": "unsupported",
+         "CONTRADICTORY": "contradictory", "NO_RAD": "no_rad", "NO RAD": "no_rad"},
+        "SUPPORTED, UNSUPPORTED, CONTRADICTORY or NO_RAD",
+    ),
+    "deflection": (
+        {"ATTEMPTED": "answers", "MISSING": "declines", "CLARIFY": "clarifies"},
+        "ATTEMPTED, MISSING or CLARIFY",
+    ),
+}  # fmt: skip
+# what each GaRAGe metric family asks the judge
+GARAGE_ASKS = {
+    "eligibility": ("eligibility",),
+    "ufactuality": ("support",),
+    "uraf": ("support",),
+    "factuality": ("eligibility", "support"),
+    "raf": ("eligibility", "support"),
+}
+LABELS = {ask: (*dict.fromkeys(replies.values()), None) for ask, (replies, _) in ASKS.items()}
 
 
 @dataclass(frozen=True)
@@ -47,6 +103,15 @@ class Item:
     question: str
     answer: str
     references: tuple[str, ...]  # the acceptable answers as the benchmark writes them
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence of an answer and the passages that may support it (none: nothing can)."""
+
+    question: str
+    sentence: str
+    context: tuple[str, ...]
 
 
 def exact_match(answer: str, references: Sequence[str]) -> bool:
@@ -109,46 +174,77 @@ class NLIJudge:
 
 
 class LLMJudge:
-    """A generator asked for a one-word verdict, greedy, within VERDICT_TOKENS tokens; an
-    unreadable reply is asked once more with a reminder, then left None."""
+    """A generator asked for a one-word verdict (or GaRAGe's labels), greedy, within
+    VERDICT_TOKENS tokens; an unreadable reply is asked once more with a reminder, then
+    left None."""
 
     def __init__(self, generator, prompt: str, store, generations):
         self.generator, self.prompt = generator, prompt
         self._store, self._generations = store, generations
-        self.unreadable = 0
 
     def identity(self) -> dict:
         return {"judge": "llm", "generator": self.generator.identity(), "prompt": self.prompt}
 
-    def _ask(self, prompts: list[str]) -> dict[str, bool | None]:
+    def _ask(self, ask: str, prompts: list[str]) -> list:
+        replies = ASKS[ask][0]
         decoding = SimpleNamespace(samples=1, temperature=0.0, top_p=1.0,
                                    max_new_tokens=VERDICT_TOKENS, seed=0)  # fmt: skip
-        _, replies, _ = self._generations(
-            prompts, decoding, self.generator, self._store, "end-to-end RAG judge"
-        )
-        return {p: verdict(replies[p][0][0]) for p in prompts}
+
+        def read(asked: list[str]) -> dict[str, Any]:
+            _, got, _ = self._generations(
+                asked, decoding, self.generator, self._store, "end-to-end RAG judge"
+            )
+            return {p: label(got[p][0][0], replies) for p in asked}
+
+        retry = retry_note(ask)
+        got = read(list(dict.fromkeys(prompts)))
+        again = [p + retry for p in dict.fromkeys(p for p in prompts if got[p] is None)]
+        if again:
+            got.update({p[: -len(retry)]: v for p, v in read(again).items()})
+        return [got[p] for p in prompts]
 
     def judge(self, items: Sequence[Item]) -> list[bool | None]:
-        prompts = [
+        return self._ask("judge", [
             self.prompt.format(question=it.question, answer=it.answer,
                                references="; ".join(it.references))
             for it in items
-        ]  # fmt: skip
-        got = self._ask(list(dict.fromkeys(prompts)))
-        again = [p + RETRY for p in dict.fromkeys(p for p in prompts if got[p] is None)]
-        if again:
-            retried = self._ask(again)
-            got.update({p[: -len(RETRY)]: retried[p] for p in again})
-        out = [got[p] for p in prompts]
-        self.unreadable = sum(v is None for v in out)
-        return out
+        ])  # fmt: skip
+
+    def eligibility(self, items: Sequence[Item]) -> list[str | None]:
+        return self._ask("eligibility", [
+            ELIGIBILITY_PROMPT.format(question=it.question, answer=it.answer,
+                                      references=" / ".join(it.references))
+            for it in items
+        ])  # fmt: skip
+
+    def support(self, claims: Sequence[Claim]) -> list[str | None]:
+        return self._ask("support", [
+            SUPPORT_PROMPT.format(question=c.question, sentence=c.sentence,
+                                  context="\n".join(c.context) or "(no passage)")
+            for c in claims
+        ])  # fmt: skip
+
+    def deflection(self, items: Sequence[Item]) -> list[str | None]:
+        return self._ask("deflection", [
+            DEFLECTION_PROMPT.format(question=it.question, answer=it.answer) for it in items
+        ])  # fmt: skip
+
+
+def retry_note(ask: str) -> str:
+    """What an unreadable reply's prompt is asked again with."""
+    return f"\n\nYour reply could not be read. Reply with exactly one of: {ASKS[ask][1]}."
+
+
+def label(reply: str, replies: dict[str, Any]) -> Any:
+    """The label of a reply that is exactly one of `replies` (case, spaces and punctuation
+    around it aside); None for anything else: never guessed."""
+    said = " ".join(re.sub(r"^[^\w]+|[^\w]+$", "", reply.strip().upper()).split())
+    return replies.get(said)
 
 
 def verdict(reply: str) -> bool | None:
-    """CORRECT -> True, INCORRECT -> False (case, spaces and punctuation around the word
-    aside); anything else None: never guessed."""
-    m = _VERDICT.match(reply.strip().upper())
-    return None if m is None else m.group(1) == "CORRECT"
+    """CORRECT -> True, INCORRECT -> False; anything else None."""
+    return label(reply, ASKS["judge"][0])
 
 
 def agreement(a: Sequence[bool | None], b: Sequence[bool | None]) -> dict[str, Any]:
@@ -167,8 +263,8 @@ def agreement(a: Sequence[bool | None], b: Sequence[bool | None]) -> dict[str, A
 
 # An answer that says it cannot answer (GaRAGe's deflection, CRUMQs' "unanswered"), or that
 # asks the user what they mean (CRUMQs' clarification); read on the lowercased answer with
-# its apostrophes made plain. A phrase list, offline and free: a model judge of deflection
-# is not built.
+# its apostrophes made plain. A phrase list, offline and free, used when the judge has no
+# deflection() of its own.
 _DECLINES = re.compile(
     r"\b(i (do not|don't|dont|cannot|can't|am unable to) (know|answer|say|tell|find)"
     r"|(cannot|can't|can not|unable to|not able to|impossible to) (be )?(answer(ed)?"

@@ -12,8 +12,12 @@ from harness.rag.spec import RagSpec, rag_difference
 difference = rag_difference
 
 
-def spec(section: Mapping[str, Any]) -> RagSpec:
-    return RagSpec.from_config(section)
+def spec(section: Mapping[str, Any], metrics: Sequence = ()) -> RagSpec:
+    """The checked section; a GaRAGe metric whose judge cannot read it is a ConfigError
+    here, before anything runs."""
+    checked = RagSpec.from_config(section)
+    checked.check_judge(metrics)
+    return checked
 
 
 def values(bench, run, metrics: Sequence, spec: RagSpec, models) -> tuple[dict, dict]:
@@ -32,6 +36,9 @@ def notes(counts: Mapping[str, Any]) -> list[str]:
     unreadable = counts["unreadable"]
     lost = [f"{n}: {e['unreadable']}" for n, e in counts["report"].items() if e["unreadable"]]
     said = f", {unreadable} verdicts unreadable ({', '.join(lost)}; NaN)" if unreadable else ""
+    more = counts.get("questions")
+    if more:
+        said = f", {more} more questions (GaRAGe's, deflection)" + said
     if counts["judge"] != "lexical":
         said = f", {counts['verdict_hits']} verdicts from the cache" + said
     return [

@@ -4,13 +4,13 @@ closed-book and with the top K, how its answers are judged, and the cache (docs/
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError, did_you_mean
-from harness.rag.judges import VERDICT_PROMPT
+from harness.rag.judges import GARAGE_ASKS, VERDICT_PROMPT
 from harness.utility.spec import (
     PASSAGE,
     PASSAGE_UNTITLED,
@@ -114,6 +114,30 @@ class RagSpec:
             judge_model=judge_model, judge_threshold=threshold, judge_prompt=judge_prompt,
             judge_object=None if recorded is None else dict(recorded),
         )  # fmt: skip
+
+    def check_judge(self, metrics: Sequence) -> None:
+        """GaRAGe's metrics need a judge that reads eligibility and sentence support: the
+        llm judge, or a custom class with those methods (checked on the class, not built)."""
+        needed: dict[str, str] = {}  # each ask -> the first metric that needs it
+        for m in metrics:
+            for a in GARAGE_ASKS.get(m.family.name, ()):
+                needed.setdefault(a, m.name)
+        if not needed or self.judge_object is not None or self.judge == "llm":
+            return
+        for ask, metric in sorted(needed.items()):
+            if self.judge == "custom":
+                from harness.utility.models import target_class
+
+                cls = target_class(self.judge_model, "rag.judge_model")
+                if callable(getattr(cls, ask, None)):
+                    continue
+                said = f"rag.judge_model.target {self.judge_model.target} has no {ask}() method"
+            else:
+                said = f"the {self.judge} judge reads no {ask}"
+            raise ConfigError(
+                f"{metric} needs a judge that reads {ask}: {said}; set rag.judge=llm with "
+                f"rag.judge_model.model, or a custom judge with {ask}(...) (docs/rag.md#garage)"
+            )
 
     def identity(self) -> dict[str, Any]:
         """JSON-able, with sorted keys: everything that changes the numbers (not the cache

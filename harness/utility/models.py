@@ -38,8 +38,8 @@ def build(spec: ModelSpec, role: str, where: str) -> Any:
     return build_custom(spec, role, where)
 
 
-def build_custom(spec: ModelSpec, role: str, where: str) -> Any:
-    """Import `spec.target` ("pkg.module.Class") and build it with `spec.options`."""
+def target_class(spec: ModelSpec, where: str) -> type:
+    """The class `spec.target` ("pkg.module.Class") names, imported, not built."""
     module_name, _, class_name = str(spec.target).rpartition(".")
     try:
         module = importlib.import_module(module_name)
@@ -51,6 +51,12 @@ def build_custom(spec: ModelSpec, role: str, where: str) -> Any:
     cls = getattr(module, class_name, None)
     if cls is None:
         raise ConfigError(f"{where}.target {spec.target}: {module_name} has no {class_name}")
+    return cls
+
+
+def build_custom(spec: ModelSpec, role: str, where: str) -> Any:
+    """Import `spec.target` and build it with `spec.options`."""
+    cls = target_class(spec, where)
     try:
         obj = cls(**dict(spec.options))
     except TypeError as exc:

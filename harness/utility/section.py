@@ -12,7 +12,7 @@ from harness.utility.spec import UtilitySpec, utility_difference
 difference = utility_difference
 
 
-def spec(section: Mapping[str, Any]) -> UtilitySpec:
+def spec(section: Mapping[str, Any], metrics: Sequence = ()) -> UtilitySpec:
     return UtilitySpec.from_config(section)
 
 

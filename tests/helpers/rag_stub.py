@@ -79,3 +79,72 @@ class Broken:
         if self.mode == "none-text":
             return [[(None, [0.0])] for _ in prompts]
         return [["an answer"] for _ in prompts]
+
+
+class GarageStub:
+    """GaRAGe-style answers: each passage shown, its sentence with its [rank] citation; then
+    "Enjoy your trip!" for Germany (needs no attribution) and "Spain is in Europe." for Spain
+    (supported by no passage); it declines the Atlantis question."""
+
+    def identity(self) -> dict:
+        return {"stub": "garage"}
+
+    def sample(self, prompts, *, n, temperature, top_p, max_new_tokens, seeds):
+        out = []
+        for p in prompts:
+            if "Atlantis" in p:
+                answer = "I cannot answer that from the given documents."
+            else:
+                said = [f"{t.rstrip('.')} [{r}]." for r, t in enumerate(_PASSAGE.findall(p), 1)]
+                if "Germany" in p:
+                    said.append("Enjoy your trip!")
+                if "Spain" in p:
+                    said.append("Spain is in Europe.")
+                answer = " ".join(said)
+            out.append([(answer, [-0.1])])
+        return out
+
+
+class GarageJudge:
+    """A custom judge with GaRAGe's questions, by rules a test can follow by hand.
+
+    eligibility: no verdict (None) for an answer naming both Berlin and Rome; "major" when
+    the answer lacks the reference; "minor" when it says "Enjoy"; else "none". support:
+    "no_rad" for a sentence ending in "!"; with no passage, None for an Eiffel sentence and
+    "supported" for a Rome one (support claimed from nothing: the harness must not believe
+    it), else "unsupported"; with passages, "supported" when a passage holds the sentence.
+    deflection: "declines" when the answer says "cannot", else "answers"."""
+
+    def identity(self) -> dict:
+        return {"stub": "garage-judge"}
+
+    def judge(self, items):
+        return [it.references[0].lower() in it.answer.lower() for it in items]
+
+    def eligibility(self, items):
+        out = []
+        for it in items:
+            if "Berlin" in it.answer and "Rome" in it.answer:
+                out.append(None)
+            elif it.references[0].lower() not in it.answer.lower():
+                out.append("major")
+            else:
+                out.append("minor" if "Enjoy" in it.answer else "none")
+        return out
+
+    def support(self, claims):
+        out = []
+        for c in claims:
+            said = c.sentence.rstrip(".").lower()
+            if c.sentence.endswith("!"):
+                out.append("no_rad")
+            elif not c.context:
+                out.append(None if "Eiffel" in c.sentence else
+                           "supported" if "Rome" in c.sentence else "unsupported")  # fmt: skip
+            else:
+                out.append("supported" if any(said in t.lower() for t in c.context)
+                           else "unsupported")  # fmt: skip
+        return out
+
+    def deflection(self, items):
+        return ["declines" if "cannot" in it.answer else "answers" for it in items]

@@ -9,7 +9,6 @@ import math
 import pytest
 
 from harness.rag.judges import (
-    RETRY,
     Item,
     Lexical,
     LLMJudge,
@@ -17,12 +16,15 @@ from harness.rag.judges import (
     agreement,
     deflection,
     exact_match,
+    retry_note,
     token_f1,
     verdict,
 )
 from harness.utility.cache import Store
 from harness.utility.compute import generations
 from harness.utility.models import Given
+
+RETRY = retry_note("judge")
 
 
 @pytest.mark.parametrize(
@@ -102,7 +104,6 @@ def test_llm_judge_retries_an_unreadable_verdict_once_then_counts_it(tmp_path):
     judge = LLMJudge(Given(gen, "generator"), VERDICT_PROMPT, Store(tmp_path), generations)
     items = [Item("Capital of France?", a, ("Paris",)) for a in ("Paris", "Lyon", "Nice", "Metz")]
     assert judge.judge(items) == [True, False, True, None]
-    assert judge.unreadable == 1
     assert sum(p.endswith(RETRY) for p in gen.prompts) == 2  # only the two unreadable
     gen.prompts.clear()
     assert judge.judge(items) == [True, False, True, None]  # verdicts come from the cache

@@ -1,0 +1,207 @@
+"""GaRAGe's measures of end-to-end RAG (docs/rag.md#garage) on a four-query fixture whose
+answers and judge labels follow rules a reader can apply by hand (tests/helpers/rag_stub.py:
+GarageStub, GarageJudge): eligibility, unadjusted factuality, factuality, uRAF and RAF with
+an unreadable label kept unknown (never guessed) and support claimed from no passage not
+believed; attribution precision, recall and F1 from [n] markers; deflection by the judge with
+its agreement with the phrase detector and GaRAGe's true/false-positive split; the CLI, the
+API and the judge checks."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import assert_one_line_error, harness
+from tests.helpers.rag_stub import GarageJudge, GarageStub
+
+CORPUS = {
+    "p1": {"content": "Paris is the capital of France."},
+    "p2": {"content": "The Eiffel Tower stands in Paris."},
+    "p3": {"content": "Berlin is the capital of Germany."},
+    "p4": {"content": "Rome is the capital of Italy."},
+    "p5": {"content": "Madrid is the capital of Spain."},
+}
+QUERIES = [
+    {"query_id": "q1", "question": "What is the capital of France?", "answer": "Paris",
+     "gold_chunk_groups": [["p1"]], "citations": ["p1"]},
+    {"query_id": "q2", "question": "What is the capital of Germany?", "answer": "Berlin",
+     "gold_chunk_groups": [["p3"]], "citations": ["p3"]},
+    {"query_id": "q3", "question": "What is the capital of Spain?", "answer": "Madrid",
+     "gold_chunk_groups": [["p5"]], "citations": ["p5"]},
+    {"query_id": "q4", "question": "What is the capital of Atlantis?", "answerable": False,
+     "gold_chunk_groups": []},
+]  # fmt: skip
+RUN = {"q1": ["p2", "p1"], "q2": ["p3", "p4"], "q3": ["p4", "p2"], "q4": ["p1", "p2"]}
+NAN = math.nan
+# By hand. The answers (GarageStub), at K=1 and K=2:
+#   q1: "The Eiffel Tower stands in Paris [1]." (+ " Paris is the capital of France [2].")
+#   q2: "Berlin is the capital of Germany [1]." (+ " Rome is the capital of Italy [2].")
+#       + " Enjoy your trip!"
+#   q3: "Rome is the capital of Italy [1]." (+ " The Eiffel Tower stands in Paris [2].")
+#       + " Spain is in Europe."
+#   q4: declines (unanswerable: every GaRAGe value and attribution NaN).
+# eligibility: q1 none; q2 minor at 1, unreadable at 2 (Berlin and Rome); q3 major (no Madrid).
+# ufactuality (every shown passage may support): q1, q2 every sentence supported or no_rad;
+#   q3 "Spain is in Europe." unsupported.
+# uraf (only the gold passage may support): q1@1 has none shown, its Eiffel sentence
+#   unreadable -> unknown; q1@2 the Eiffel sentence is not in p1 -> 0; q2@1 Berlin in p3,
+#   Enjoy no_rad -> 1; q2@2 Rome not in p3 -> 0; q3: nothing relevant shown, the judge claims
+#   Rome "supported" from no passage, taken as unsupported -> 0.
+# factuality, raf: eligible AND that (0 wins over unknown).
+# attribution: cited [n] -> the n-th passage shown, against the query's citations.
+WANT = {
+    "eligibility@1": [1, 1, 0, NAN], "eligibility@2": [1, NAN, 0, NAN],
+    "ufactuality@1": [1, 1, 0, NAN], "ufactuality@2": [1, 1, 0, NAN],
+    "factuality@1": [1, 1, 0, NAN], "factuality@2": [1, NAN, 0, NAN],
+    "uraf@1": [NAN, 1, 0, NAN], "uraf@2": [0, 0, 0, NAN],
+    "raf@1": [NAN, 1, 0, NAN], "raf@2": [0, 0, 0, NAN],
+    "attribution_precision@1": [0, 1, 0, NAN], "attribution_precision@2": [0.5, 0.5, 0, NAN],
+    "attribution_recall@1": [0, 1, 0, NAN], "attribution_recall@2": [1, 1, 0, NAN],
+    "attribution_f1@1": [0, 1, 0, NAN], "attribution_f1@2": [2 / 3, 2 / 3, 0, NAN],
+    "deflected@1": [0, 0, 0, 1], "deflected@2": [0, 0, 0, 1],
+}  # fmt: skip
+FAMILIES = (
+    "[eligibility,ufactuality,factuality,uraf,raf,attribution_precision,attribution_recall,"
+    "attribution_f1,deflected]"
+)
+
+
+def same(got, want) -> bool:
+    return all(
+        (math.isnan(a) and math.isnan(b)) or math.isclose(a, b)
+        for a, b in zip(got, want, strict=True)
+    )
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("garage")
+    bench = folder / "garage.json"
+    bench.write_text(json.dumps({"metadata": {}, "queries": QUERIES, "corpus": CORPUS}))
+    lines = [f"{q} Q0 {d} {r + 1} {2 - r} stub" for q, ds in RUN.items() for r, d in enumerate(ds)]
+    run = folder / "stub.trec"
+    run.write_text("\n".join(lines) + "\n")
+    return bench, run
+
+
+def cli_args(bench: Path, run: Path, cache: Path, *extra: str) -> list[str]:
+    return [
+        "corpus=redqa",
+        f"corpus.path={bench}",
+        "corpus.name=garage",
+        "retriever=run_file",
+        f"retriever.path={run}",
+        "+rag=e2e",
+        f"metrics.names={FAMILIES}",
+        "metrics.k=[1,2]",
+        "stats.bootstrap=0",
+        "strata.permutations=0",
+        "rag.generator.backend=custom",
+        "rag.generator.model=null",
+        "rag.generator.target=tests.helpers.rag_stub.GarageStub",
+        "rag.judge=custom",
+        "rag.judge_model.target=tests.helpers.rag_stub.GarageJudge",
+        f"rag.cache={cache}",
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def cli_cell(files, tmp_path_factory):
+    bench, run = files
+    cwd = tmp_path_factory.mktemp("garage-cli")
+    done = harness(*cli_args(bench, run, cwd / "cache"), cwd=cwd)
+    return done, cwd / "results" / "garage" / "stub"
+
+
+def test_cli_values_are_the_hand_computed_ones(cli_cell):
+    done, cell = cli_cell
+    assert done.returncode == 0, done.stderr
+    with (cell / "per_query.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [r["query_id"] for r in rows] == ["q1", "q2", "q3", "q4"]
+    for name, want in WANT.items():
+        got = [float(r[name]) if r[name] else NAN for r in rows]
+        assert same(got, want), (name, got)
+    overall = json.loads((cell / "metrics.json").read_text())["results"]["overall"]["mean"]
+    for name, want in WANT.items():
+        known = [x for x in want if not math.isnan(x)]
+        assert math.isclose(overall[name], sum(known) / len(known)), name
+
+
+def test_the_judging_report_counts_labels_unreadable_and_unbelieved_support(cli_cell):
+    done, cell = cli_cell
+    block = json.loads((cell / "metrics.json").read_text())["rag"]
+    judging = block["judging"]
+    assert judging["eligibility@2"] == {
+        "answers": 3, "unreadable": 1, "labels": {"none": 1, "minor": 0, "major": 1},
+    }  # fmt: skip
+    # at K=1: q1 one sentence, q2 two (Berlin, Enjoy), q3 two (Rome, Spain)
+    assert judging["ufactuality@1"] == {
+        "answers": 3, "sentences": 5, "unreadable": 0,
+        "labels": {"supported": 3, "unsupported": 1, "contradictory": 0, "no_rad": 1},
+        "supported_without_passage": 0,
+    }  # fmt: skip
+    assert judging["uraf@1"] == {
+        "answers": 3, "sentences": 5, "unreadable": 1,
+        "labels": {"supported": 1, "unsupported": 2, "contradictory": 0, "no_rad": 1},
+        "supported_without_passage": 1,
+    }  # fmt: skip
+    # the judge's deflection agrees with the phrase detector on all four answers
+    agree = judging["deflection@1"]["agreement_with_phrases"]["declines"]
+    assert (judging["deflection@1"]["unreadable"], agree["n"], agree["share"]) == (0, 4, 1.0)
+    # GaRAGe's split: the top K held no gold passage (q1@1, q3, q4) or some
+    split = {k: {side: (v["n"], v["deflected"]) for side, v in by.items()}
+             for k, by in block["deflection"].items()}  # fmt: skip
+    assert split == {
+        "1": {"insufficient": (3, 1 / 3), "sufficient": (1, 0.0)},
+        "2": {"insufficient": (2, 0.5), "sufficient": (2, 0.0)},
+    }
+    # the cost line counts the unreadable labels, per metric
+    assert "3 verdicts unreadable (eligibility@2: 1, uraf@1: 1, uraf@2: 1; NaN)" in done.stderr
+
+
+def test_api_gives_the_same_values_with_objects_handed_in(files, tmp_path):
+    import harness
+
+    bench, run = files
+    names = [f"{f}@{k}" for f in FAMILIES.strip("[]").split(",") for k in (1, 2)]
+    result = harness.evaluate(
+        str(bench),
+        harness.Run.from_trec(run),
+        metrics=names,
+        rag={"cache": str(tmp_path / "cache")},
+        generator=GarageStub(),
+        judge=GarageJudge(),
+    )
+    frame = result.per_query
+    for name, want in WANT.items():
+        assert same(list(frame[name]), want), name
+
+
+def test_a_judge_that_cannot_read_eligibility_is_one_line_before_anything_runs(files, tmp_path):
+    bench, run = files
+    done = harness(
+        *cli_args(bench, run, tmp_path / "cache", "rag.judge=lexical"), cwd=tmp_path, check=False
+    )
+    assert_one_line_error(done, tmp_path, "eligibility@1 needs a judge that reads eligibility")
+    assert "rag.judge=llm" in done.stderr
+
+
+def test_a_benchmark_without_citations_has_no_attribution(files, tmp_path):
+    bench, run = files
+    data = json.loads(bench.read_text())
+    for q in data["queries"]:
+        q.pop("citations", None)
+    bare = tmp_path / "garage.json"
+    bare.write_text(json.dumps(data))
+    done = harness(
+        *cli_args(bare, run, tmp_path / "cache", "metrics.names=[attribution_f1]"),
+        cwd=tmp_path,
+        check=False,
+    )
+    assert_one_line_error(done, tmp_path, "no query listing the passages its reference answer")
