@@ -56,7 +56,8 @@ def evaluate(
     (run.unknown_ids), `relevance` (the `relevance` section's settings that differ, merged
     key by key: `{"grades": {"RELATED": 0}}`, docs/protocols.md), `utility` (those of
     conf/utility/seper.yaml that differ, for ΔSePer, docs/utility.md) and `rag` (those of
-    conf/rag/e2e.yaml that differ, for end-to-end RAG, docs/rag.md).
+    conf/rag/e2e.yaml that differ, for end-to-end RAG, docs/rag.md; or a shipped config's
+    name: `rag="garage"`, which `metrics="garage"` also brings).
 
     `strata`: extra stratifications, `{name: labels in query order or {query_id: label}}`,
     or the path of a semantic strata file (python -m harness.stratify); hop strata are
@@ -71,11 +72,12 @@ def evaluate(
     from harness.cell.plan import CellPlan, api_words
     from harness.cell.sections import SECTIONS
     from harness.core.confs import named_config
+    from harness.core.paths import group_options
     from harness.core.run.files import apply_unknown_ids
     from harness.data.relevance import judge as apply_relevance
     from metrics.registry import metrics_for
 
-    names, ks = _metric_names(metrics, k)
+    names, ks, chosen = _metric_names(metrics, k)
     settings = {
         "names": names,
         "k": ks,
@@ -104,17 +106,21 @@ def evaluate(
     objects = {"generator": generator, "nli": nli, "judge": judge}
     for s in SECTIONS:  # a model section: its shipped config with the caller's settings over it
         settings_of = given[s.key]
-        if settings_of is not None and not isinstance(settings_of, Mapping):
+        option = chosen.get(s.key, s.option)  # metrics="garage" brings conf/rag/garage.yaml
+        if isinstance(settings_of, str):  # a shipped config by name: rag="garage"
+            option, settings_of = settings_of, {}
+        elif settings_of is not None and not isinstance(settings_of, Mapping):
             raise ConfigError(
-                f"{s.key} must map settings to values (those of conf/{s.key}/{s.option}.yaml "
-                f"that differ), e.g. {{'cache': '/scratch/{s.key}'}}; got {settings_of!r}"
+                f"{s.key} must be a shipped config's name ({', '.join(group_options(s.key))}) "
+                f"or map settings to values (those of conf/{s.key}/{option}.yaml that differ), "
+                f"e.g. {{'cache': '/scratch/{s.key}'}}; got {settings_of!r}"
             )
         if s.names(asked):
-            sections[s.key] = named_config(s.key, s.option, dict(settings_of or {}))
+            sections[s.key] = named_config(s.key, option, dict(settings_of or {}))
             for role, key in s.objects:  # an object with a key of its own (the rag judge)
                 if key != role and objects[role] is not None:  # replaces what the plan checks
                     sections[s.key][key] = _record(objects[role])
-        elif settings_of:
+        elif settings_of or isinstance(given[s.key], str):
             raise ConfigError(
                 f"{s.key}= is given but no {s.key} metric is asked for; add one to metrics "
                 f"(docs/{s.key}.md), or leave {s.key}= out"
@@ -124,8 +130,8 @@ def evaluate(
     if unused:
         raise ConfigError(
             f"{unused[0]}= is given but no metric asked for uses one (ΔSePer: dseper, seper; "
-            "end-to-end RAG: e2e, closed_book, rag_gain, parametric_gain); add one, or leave "
-            f"{unused[0]}= out"
+            "end-to-end RAG: e2e, closed_book, eligibility, ..., docs/rag.md); add one, or "
+            f"leave {unused[0]}= out"
         )
     described = {"name": name, "type": "python", "object": _describe(run_or_retriever)}
     plan = CellPlan.from_settings(described, {}, settings, sections)
@@ -163,9 +169,10 @@ def _record(obj: Any) -> dict[str, Any]:
     return {"backend": "python", "object": _describe(obj), "identity": _identity(obj)}
 
 
-def _metric_names(metrics, k) -> tuple[list[str], list[int]]:
-    """(metric names, K values) from evaluate's arguments; None: the schema's defaults."""
-    from harness.core.confs import MetricsConf, named_config
+def _metric_names(metrics, k) -> tuple[list[str], list[int], dict[str, str]]:
+    """(metric names, K values, {section: its shipped config} a metrics config names) from
+    evaluate's arguments; None: the schema's defaults."""
+    from harness.core.confs import MetricsConf, named_config, sections_chosen
     from harness.core.paths import group_options
 
     default = MetricsConf()
@@ -182,17 +189,18 @@ def _metric_names(metrics, k) -> tuple[list[str], list[int]]:
             int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x for x in k
         ]
     if metrics is None:
-        return list(default.names), ks
+        return list(default.names), ks, {}
     if not isinstance(metrics, str) and not isinstance(metrics, Iterable):
         raise ConfigError(
             f"metrics must be a metric name, a list of them or a metric set; got {metrics!r}"
         )
     if isinstance(metrics, str) and metrics in group_options("metrics"):
         cfg = named_config("metrics", metrics)
-        return list(cfg["names"]), ks if k is not None else list(cfg["k"])
+        chosen = sections_chosen("metrics", metrics)
+        return list(cfg["names"]), ks if k is not None else list(cfg["k"]), chosen
     if isinstance(metrics, str):
-        return [metrics], ks
-    return [str(m) for m in metrics], ks
+        return [metrics], ks, {}
+    return [str(m) for m in metrics], ks, {}
 
 
 class _NoRetriever:

@@ -357,13 +357,14 @@ class Evaluation:
     def coverage_types(self):
         """DataFrame of end-to-end RAG's coverage types (docs/rag.md, RARE's Figure 7): per K
         and type (intersection, retrieval_only, parametric_only, complementary), the number
-        of queries, their share and the E2E accuracy within them; None without rag metrics."""
-        block = self.scored.rag
-        if not block:
+        of queries, their share and the E2E accuracy within them; None without e2e@K and
+        closed_book."""
+        types = self.scored.rag.get("coverage_types")
+        if not types:
             return None
         records = [
             {"k": int(k), "type": t, **{c: by[t][c] for c in ("n", "share", "accuracy")}}
-            for k, by in block["coverage_types"].items()
+            for k, by in types.items()
             for t in by
             if t != "queries"
         ]

@@ -101,6 +101,23 @@ class StrataConf:
     fields: list[str] = field(default_factory=list)  # query fields reported like hop
 
 
+def sections_chosen(group: str, name: str) -> dict[str, str]:
+    """The config sections conf/<group>/<name>.yaml adds through its defaults list, with the
+    option of each ({"rag": "garage"} for metrics=garage: `/rag@_global_.rag: garage`)."""
+    import re
+
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.to_container(OmegaConf.load(conf_dir() / group / f"{name}.yaml"))
+    out = {}
+    for entry in raw.get("defaults") or []:
+        for key, option in entry.items() if isinstance(entry, dict) else ():
+            m = re.fullmatch(r"/(\w+)@_global_\.(\w+)", key)
+            if m and m.group(1) == m.group(2):
+                out[m.group(1)] = str(option)
+    return out
+
+
 def _garage_grades() -> dict[str, int]:
     return {
         "ANSWER-THE-QUESTION": 2,

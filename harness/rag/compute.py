@@ -148,12 +148,6 @@ def rag_values(
     correct = {key: np.full(n, np.nan) for key in (None, *judged_ks)}
     if items:
         verdicts = asked_of("judge", items)
-        if not any(v is not None for v in verdicts):
-            raise HarnessError(
-                f"the judge gave no readable verdict for any of the {len(items)} answers; "
-                "check rag.judge_model (an instruction-following model for the llm judge) "
-                "and rag.judge_prompt"
-            )
         for (i, key), v in zip(at, verdicts):
             correct[key][i] = np.nan if v is None else float(v)
         report = _report(items, at, verdicts, isinstance(chosen, Lexical))
@@ -264,6 +258,13 @@ class Asker:
         for j, v in zip(todo, got):
             out[j] = bool(v) if isinstance(v, bool) else v
             self.store.put("verdict", keys[j], {"verdict": out[j]})
+        if all(v is None for v in out):  # a judge that reads nothing measures nothing
+            what = "verdict" if ask == "judge" else f"{ask} label"
+            raise HarnessError(
+                f"the judge gave no readable {what} for any of the {len(out)} "
+                f"{'sentences' if ask == 'support' else 'answers'}; check rag.judge_model (an "
+                "instruction-following model for the llm judge) and rag.judge_prompt"
+            )
         return out
 
 

@@ -1,6 +1,6 @@
-"""The judges of end-to-end RAG answers (docs/rag.md#judges): each marks an answer correct
-(True), wrong (False) or, for a model's verdict that cannot be read, None (counted, never
-guessed).
+"""The judges of end-to-end RAG answers (docs/rag.md#what-each-number-means): each marks an
+answer correct (True), wrong (False) or, for a model's verdict that cannot be read, None
+(counted, never guessed).
 
 - `lexical`: the answer holds an acceptable answer once both are in answer_recall's normal
   form, at word boundaries (offline, free).

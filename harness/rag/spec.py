@@ -72,7 +72,8 @@ class RagSpec:
                 f"{', '.join(JUDGES)}"
             )
         judge_model = None
-        if judge != "lexical":
+        # a judge object handed to harness.evaluate replaces the configured judge
+        if judge != "lexical" and raw.get("judge_object") is None:
             section = dict(raw.get("judge_model") or {})
             if judge == "custom":  # a class of one's own: built from its target, never a hub id
                 if not section.get("target"):

@@ -70,9 +70,31 @@ def lines(block: Mapping[str, Any] | None) -> list[str]:
 
 
 def rag_lines(block: Mapping[str, Any] | None) -> list[str]:
-    """The coverage types of end-to-end RAG (metrics.json's rag block, RARE's Figure 7): per K,
-    each type's queries, share and E2E accuracy within it; [] without the block."""
+    """End-to-end RAG's blocks (metrics.json's rag block): RARE's coverage types (Figure 7:
+    per K, each type's queries, share and E2E accuracy within it) and GaRAGe's deflection
+    rates; [] without them."""
     if not block:
+        return []
+    out = _coverage_lines(block.get("coverage_types"))
+    split = block.get("deflection")
+    if split:
+        out += [
+            "",
+            "Answers that decline (GaRAGe's deflection, %): where the top K held no relevant",
+            "passage (true positives) and where it held one (false positives)",
+        ]
+        body = [
+            [f"@{k}"] + [f"{by[side]['n']}" if by[side]["deflected"] is None else
+                         f"{100 * by[side]['deflected']:.2f} ({by[side]['n']})"
+                         for side in ("insufficient", "sufficient")]
+            for k, by in split.items()
+        ]  # fmt: skip
+        out += text(["K", "no relevant passage (n)", "some (n)"], body, left=2)
+    return out
+
+
+def _coverage_lines(types: Mapping[str, Any] | None) -> list[str]:
+    if not types:
         return []
     from metrics.rag import TYPES
 
@@ -82,7 +104,7 @@ def rag_lines(block: Mapping[str, Any] | None) -> list[str]:
         "share of the answerable queries and the E2E accuracy within it (%)",
     ]
     body = []
-    for k, by in block["coverage_types"].items():
+    for k, by in types.items():
         for name, _, _ in TYPES:
             t = by[name]
             share, acc = t["share"], t["accuracy"]

@@ -228,6 +228,12 @@ CASES = [
         },
     ),
     H(
+        "redqa-citations-not-ids",
+        *R,
+        expect="'citations' must be a list of the chunk ids the reference answer cites",
+        files={"x.json": redqa(queries=[{**GOOD_QUERIES[0], "citations": "c1"}])},
+    ),
+    H(
         "redqa-duplicate-query-id",
         *R,
         expect="duplicate query_id 'q1'",

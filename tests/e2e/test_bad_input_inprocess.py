@@ -151,6 +151,13 @@ CASES = [
     R("rag-temperature", "+rag=e2e", "rag.temperature=-1", expect="rag.temperature"),
     R("rag-custom-judge", "+rag=e2e", "rag.judge=custom", expect="rag.judge_model.target"),
     R("rag-nli-judge-no-model", "+rag=e2e", "rag.judge=nli", expect="rag.judge_model.model"),
+    R(
+        "rag-garage-lexical-judge",
+        "+rag=e2e",
+        "metrics.names=[eligibility]",
+        expect="eligibility@5 needs a judge that reads eligibility",
+    ),
+    R("rag-garage-no-judge-model", "metrics=garage", expect="rag.judge_model.model"),
     R("hybrid-fusion", "retriever=hybrid-bm25-minilm", "retriever.fusion=sum", expect="sum"),
     R("hybrid-rrf-k", "retriever=hybrid-bm25-minilm", "retriever.rrf_k=-1", expect="rrf_k"),
     R(
@@ -780,9 +787,15 @@ CASES = [
     ),  # fmt: skip
     A(
         "rag-not-a-mapping",
-        _ev(metrics=["e2e@10"], rag="e2e"),
-        "rag must map",
-        "evaluate(rag='e2e')",
+        _ev(metrics=["e2e@10"], rag=42),
+        "rag must be a shipped config's name",
+        "evaluate(rag=42)",
+    ),
+    A(
+        "rag-config-unknown",
+        _ev(metrics=["e2e@10"], rag="garag"),
+        "did you mean 'garage'",
+        "evaluate(rag='garag')",
     ),
     A("judge-unused", _ev(judge=object()), "judge= is given", "evaluate(judge=obj), no rag metric"),
     A(

@@ -431,8 +431,10 @@ def test_api_inputs_for_the_rag_section_are_checked(files):
 
     bench, run = files
     trec = h.Run.from_trec(run)
-    with pytest.raises(ConfigError, match="rag must map settings to values"):
-        h.evaluate(str(bench), trec, ["e2e"], [1], rag="e2e")
+    with pytest.raises(ConfigError, match="rag must be a shipped config's name"):
+        h.evaluate(str(bench), trec, ["e2e"], [1], rag=["e2e"])
+    with pytest.raises(ConfigError, match="rag= is given but no rag metric is asked for"):
+        h.evaluate(str(bench), trec, ["perfrecall"], [1], rag="garage")
     with pytest.raises(ConfigError, match="rag= is given but no rag metric is asked for"):
         h.evaluate(str(bench), trec, ["perfrecall"], [1], rag={"judge": "nli"})
     with pytest.raises(ConfigError, match="judge= is given but no metric asked for uses one"):

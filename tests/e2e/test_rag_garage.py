@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, harness
+from tests.helpers.cli import assert_one_line_error, harness, leaderboard
+from tests.helpers.markdown import squeeze
 from tests.helpers.rag_stub import GarageJudge, GarageStub
 
 CORPUS = {
@@ -205,3 +206,29 @@ def test_a_benchmark_without_citations_has_no_attribution(files, tmp_path):
         check=False,
     )
     assert_one_line_error(done, tmp_path, "no query listing the passages its reference answer")
+
+
+def test_leaderboard_garage_table(cli_cell):
+    """The garage_<corpus> table in GaRAGe's Table 2 shape, with attribution F1 and the share
+    that declines, since the cell holds them: the means of WANT in percent."""
+    _, cell = cli_cell
+    cwd = cell.parent.parent.parent
+    board = leaderboard("--no-significance", "--table", "rag", cwd=cwd)
+    assert board.returncode == 0, board.stderr
+    lines = squeeze((cwd / "leaderboard" / "garage_garage.md").read_text(encoding="utf-8"))
+    lines = lines.splitlines()
+    head = (
+        "| Retriever | @1 Eligibility | @1 Unadj. Fact. | @1 Factuality | @1 uRAF | @1 RAF "
+        "| @1 Attr. F1 | @1 Declined | @2 Eligibility |"
+    )
+    assert lines[2].startswith(head), lines
+    rows = {line.split("|")[1].strip(): line for line in lines if line.startswith("| ")}
+    # @1: eligibility 2/3, ufactuality 2/3, factuality 2/3, uRAF 1/2, RAF 1/2, F1 1/3, 1/4
+    assert (
+        rows["stub"]
+        .replace("**", "")
+        .startswith(  # one row: every value is the best
+            "| stub | 66.67 | 66.67 | 66.67 | 50.00 | 50.00 | 33.33 | 25.00 | 50.00 |"
+        )
+    ), rows["stub"]
+    assert not (cwd / "leaderboard" / "rag_garage.md").exists()  # no e2e@K: no Table 4

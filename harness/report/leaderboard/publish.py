@@ -85,9 +85,9 @@ def build(args):
         made = (utility_table(board, c, opts, sig) for c in corpora)
         tables += [t for t in made if t is not None]
     if args.table in ("all", "rag"):
-        from harness.report.leaderboard.rag import rag_table
+        from harness.report.leaderboard.rag import garage_table, rag_table
 
-        made = (rag_table(board, c, opts, sig) for c in corpora)
+        made = (f(board, c, opts, sig) for c in corpora for f in (rag_table, garage_table))
         tables += [t for t in made if t is not None]
     if args.table in ("all", "reproduction"):
         rep, fails = reproduction(board, corpora, opts)

@@ -1,8 +1,12 @@
-"""The leaderboard's end-to-end RAG table per corpus, in RARE's Table 4 shape: per retriever,
-E2E accuracy with the top K, closed-book (Param-only) accuracy, RAG Gain, PerfRecall@K and
-Parametric Gain, with the average over the retrievers shown (docs/rag.md)."""
+"""The leaderboard's end-to-end RAG tables per corpus (docs/rag.md), each with the average over
+the retrievers shown: RARE's Table 4 shape (`rag_<corpus>`: per retriever, E2E accuracy with
+the top K, closed-book (Param-only) accuracy, RAG Gain, PerfRecall@K and Parametric Gain) and
+GaRAGe's Table 2 shape (`garage_<corpus>`: eligibility, unadjusted factuality, factuality,
+uRAF, RAF, with attribution F1 and the share of answers that decline where cells hold them)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from harness.cell.result import Evaluation
 from harness.report.leaderboard.collect import Board
@@ -18,58 +22,86 @@ from harness.report.leaderboard.tables import (
     settings_note,
 )
 
-COLUMNS = (
-    ("E2E", "e2e"),
-    ("Param-only", "closed_book"),
-    ("RAG Gain", "rag_gain"),
-    ("PerfRecall", "perfrecall"),
-    ("Param. Gain", "parametric_gain"),
-)
+
+@dataclass(frozen=True)
+class Shape:
+    tag: str  # the table's name: <tag>_<corpus>
+    first: str  # the family a cell must hold to be a row, and the rows' order
+    columns: tuple[tuple[str, str], ...]  # (heading, family)
+    optional: tuple[tuple[str, str], ...]  # shown when some cell holds the family
+    title: str
+    note: str
 
 
-def rag_ks(e: Evaluation) -> set[int]:
-    """The cutoffs at which the cell holds e2e@K."""
-    return {int(n.split("@")[1]) for n in e.values if n.startswith("e2e@")}
+RARE = Shape(
+    "rag",
+    "e2e",
+    (("E2E", "e2e"), ("Param-only", "closed_book"), ("RAG Gain", "rag_gain"),
+     ("PerfRecall", "perfrecall"), ("Param. Gain", "parametric_gain")),
+    (),
+    "end-to-end RAG, accuracy (%) and gains (points)",
+    "E2E: share of the answerable queries the generator answers correctly with the top K; "
+    "Param-only: closed-book; RAG Gain = E2E - Param-only; Param. Gain = E2E - PerfRecall@K "
+    "(RARE §5.5, Table 4; docs/rag.md)",
+)  # fmt: skip
+GARAGE = Shape(
+    "garage",
+    "eligibility",
+    (("Eligibility", "eligibility"), ("Unadj. Fact.", "ufactuality"),
+     ("Factuality", "factuality"), ("uRAF", "uraf"), ("RAF", "raf")),
+    (("Attr. F1", "attribution_f1"), ("Declined", "deflected")),
+    "GaRAGe's measures of the answers (%)",
+    "Eligibility: no major issue in addressing the request; Unadj. Fact.: every sentence "
+    "supported by a passage shown (or needing none); Factuality: both; uRAF, RAF: the same "
+    "with only the passages labelled relevant (GaRAGe §2.4, Table 2; docs/rag.md#garage)",
+)  # fmt: skip
 
 
-def rag_table(
-    board: Board, corpus: str, opts: Options, sig: Significance | None = None
-) -> Table | None:
-    """Rows = the corpus's cells with e2e@K, weakest E2E first, then their average; column
-    groups = the cutoffs K those cells share. None when no cell of the corpus has one."""
-    cells = {n: e for n, e in board.cells[corpus].items() if rag_ks(e)}
+def ks_of(e: Evaluation, family: str) -> set[int]:
+    """The cutoffs at which the cell holds family@K."""
+    return {int(n.split("@")[1]) for n in e.values if n.startswith(f"{family}@")}
+
+
+def rag_table(board: Board, corpus: str, opts: Options, sig: Significance | None = None):
+    return shaped_table(board, corpus, RARE, sig)
+
+
+def garage_table(board: Board, corpus: str, opts: Options, sig: Significance | None = None):
+    return shaped_table(board, corpus, GARAGE, sig)
+
+
+def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | None) -> Table | None:
+    """Rows = the corpus's cells with the shape's first family at some K, weakest first,
+    then their average; column groups = the cutoffs K those cells share. None when no cell
+    of the corpus has one."""
+    cells = {n: e for n, e in board.cells[corpus].items() if ks_of(e, shape.first)}
     if not cells:
         return None
-    ks, not_shown = cutoffs([rag_ks(e) for e in cells.values()])
+    ks, not_shown = cutoffs([ks_of(e, shape.first) for e in cells.values()])
+    held = {f for _, f in shape.optional if any(ks_of(e, f) for e in cells.values())}
+    columns = [*shape.columns, *((h, f) for h, f in shape.optional if f in held)]
     specs = [
-        (
-            f"@{k}",
-            [(head, f if f == "closed_book" else metric_name(f, k), None) for head, f in COLUMNS],
-        )
+        (f"@{k}", [(head, f if f == "closed_book" else metric_name(f, k), None)
+                   for head, f in columns])
         for k in ks
-    ]
+    ]  # fmt: skip
 
     def weakest(name: str):
-        x = cells[name].mean(metric_name("e2e", ks[-1]))
+        x = cells[name].mean(metric_name(shape.first, ks[-1]))
         return (-2.0 if x is None else x, name)
 
-    title = f"{corpus}: end-to-end RAG, accuracy (%) and gains (points)"
     names = sorted(cells, key=weakest)
-    table = grouped_table(board, cells, names, specs, sig, f"rag_{corpus}", title)
+    title = f"{corpus}: {shape.title}"
+    table = grouped_table(board, cells, names, specs, sig, f"{shape.tag}_{corpus}", title)
     if table is None:
         return None
-    columns = list(zip(*(values for _, values in table.rows)))
+    values = list(zip(*(row for _, row in table.rows)))
     average = [
         Value(sum(xs) / len(xs)) if xs else Value()
-        for xs in ([v.value for v in col if v.value is not None] for col in columns)
+        for xs in ([v.value for v in col if v.value is not None] for col in values)
     ]
     table.rows.append((f"Average ({len(names)})", average))
-    table.notes = [
-        "E2E: share of the answerable queries the generator answers correctly with the top K; "
-        "Param-only: closed-book; RAG Gain = E2E - Param-only; Param. Gain = E2E - PerfRecall@K "
-        "(RARE §5.5, Table 4; docs/rag.md)",
-        *settings_note(cells, "rag", _describe),
-    ]
+    table.notes = [shape.note, *settings_note(cells, "rag", _describe)]
     table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
     table.notes += not_shown
     return table

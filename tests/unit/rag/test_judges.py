@@ -9,6 +9,9 @@ import math
 import pytest
 
 from harness.rag.judges import (
+    ASKS,
+    VERDICT_TOKENS,
+    Claim,
     Item,
     Lexical,
     LLMJudge,
@@ -16,6 +19,7 @@ from harness.rag.judges import (
     agreement,
     deflection,
     exact_match,
+    label,
     retry_note,
     token_f1,
     verdict,
@@ -146,3 +150,69 @@ def test_nli_judge_uses_the_best_reference_and_the_threshold():
 )
 def test_deflection_reads_declines_and_clarifications(answer, kind):
     assert deflection(answer) == kind
+
+
+@pytest.mark.parametrize(
+    ("ask", "reply", "want"),
+    [
+        ("eligibility", "NO ISSUES", "none"),
+        ("eligibility", "Minor issue.", "minor"),
+        ("eligibility", "**MAJOR ISSUES**", "major"),
+        ("eligibility", "Major", None),  # cut off: not guessed
+        ("support", "supported", "supported"),
+        ("support", "NO_RAD", "no_rad"),
+        ("support", "no rad", "no_rad"),
+        ("support", "CONTRADICTORY.", "contradictory"),
+        ("support", "SUPPORTED by passage 2", None),
+        ("deflection", "MISSING", "declines"),
+        ("deflection", "Clarify", "clarifies"),
+        ("deflection", "ATTEMPTED", "answers"),
+        ("deflection", "declines", None),  # the label's own name is not a reply it asks for
+    ],
+)
+def test_garage_labels_are_read_strictly(ask, reply, want):
+    assert label(reply, ASKS[ask][0]) == want
+
+
+class Labels:
+    """A generator replying to GaRAGe's judge prompts from a table keyed by the sentence (or
+    answer) the prompt asks about; a retried prompt gets `retry`."""
+
+    def __init__(self, first: dict[str, str], retry: dict[str, str]):
+        self.first, self.retry, self.prompts = first, retry, []
+
+    def identity(self):
+        return {"stub": "labels"}
+
+    def sample(self, prompts, *, n, temperature, top_p, max_new_tokens, seeds):
+        assert temperature == 0.0 and max_new_tokens == VERDICT_TOKENS
+        out = []
+        for p in prompts:
+            self.prompts.append(p)
+            line = next(x for x in p.split("\n") if x.startswith(("Sentence: ", "Response: ")))
+            key = line.split(": ", 1)[1]
+            table = self.retry if "could not be read" in p else self.first
+            out.append([(table[key], [0.0])])
+        return out
+
+
+def test_llm_judge_asks_garage_questions_with_their_context_and_retries_once(tmp_path):
+    gen = Labels(
+        {"Paris is big.": "SUPPORTED", "Hello!": "no_rad", "Lyon is big.": "unsure"},
+        {"Lyon is big.": "UNSUPPORTED"},
+    )
+    judge = LLMJudge(Given(gen, "generator"), "unused", Store(tmp_path), generations)
+    claims = [
+        Claim("q?", "Paris is big.", ("Paris is a big city.",)),
+        Claim("q?", "Hello!", ()),
+        Claim("q?", "Lyon is big.", ("Paris is a big city.", "Lyon is small.")),
+    ]
+    assert judge.support(claims) == ["supported", "no_rad", "unsupported"]
+    # the context is in the prompt, passage by passage; none is said to be none
+    assert "Context:\nParis is a big city.\nLyon is small.\n" in gen.prompts[2]
+    assert "Context:\n(no passage)\n" in gen.prompts[1]
+    assert [p.endswith(retry_note("support")) for p in gen.prompts] == [False] * 3 + [True]
+    gen = Labels({"I cannot say.": "MISSING", "Paris.": "ATTEMPTED"}, {})
+    judge = LLMJudge(Given(gen, "generator"), "unused", Store(tmp_path), generations)
+    items = [Item("q?", "I cannot say.", ()), Item("q?", "Paris.", ())]
+    assert judge.deflection(items) == ["declines", "answers"]
