@@ -61,10 +61,10 @@ def _folder(spec: ModelSpec) -> Path | None:
     return path.resolve() if path.is_dir() else None
 
 
-def resolved(spec: ModelSpec) -> tuple[str, str]:
-    """(device, dtype) the spec asks for, with auto made concrete."""
-    device = resolve_devices(spec.device)[0]
-    return device, resolve_dtype(spec.dtype, [device])
+def resolved(spec: ModelSpec) -> tuple[list[str], str]:
+    """(devices, dtype) the spec asks for, with auto made concrete."""
+    devices = resolve_devices(spec.device)
+    return devices, resolve_dtype(spec.dtype, devices)
 
 
 def hf_identity(spec: ModelSpec) -> dict[str, Any]:
@@ -99,10 +99,12 @@ class _HFModel:
     one quick hub probe, one-line errors offline), device and dtype."""
 
     auto_class = ""
+    data_parallel = False  # a model copy on each device of spec.device; else the first only
 
     def __init__(self, spec: ModelSpec, where: str):
         self.spec, self.where = spec, where
-        self.device, self.dtype = resolved(spec)
+        self.devices, self.dtype = resolved(spec)
+        self.device = self.devices[0]
         self.folder = _folder(spec)
         model = str(spec.model)
         if self.folder is None and (model.startswith(("/", "./", "../", "~")) or "\\" in model):
@@ -122,6 +124,7 @@ class _HFModel:
         self.options = opts
         self._model: Any = None
         self._tok: Any = None
+        self.replicas: list[tuple[Any, str]] = []  # (model, device), once loaded
 
     def identity(self) -> dict[str, Any]:
         return hf_identity(self.spec)
@@ -137,7 +140,13 @@ class _HFModel:
             )
         with quiet_third_party():
             self._tok, self._model = self._open()
+        if self.data_parallel:  # a copy per further device, made on the CPU, one at a time
+            import copy
+
+            for device in self.devices[1:]:
+                self.replicas.append((copy.deepcopy(self._model).to(device).eval(), device))
         self._model.to(self.device).eval()
+        self.replicas.insert(0, (self._model, self.device))
         self._prepare()
         return self._model, self._tok
 
@@ -226,9 +235,12 @@ class _HFModel:
 class HFGenerator(_HFModel):
     """A causal LM. The prompt goes through the tokenizer's chat template as one user turn
     when it has one (`options.chat_template`: auto, true, false; `options.system_prompt` adds a
-    system turn). `batch_size` = sequences per generate call (whole prompts of N each)."""
+    system turn). `batch_size` = sequences per generate call (whole prompts of N each). With
+    several devices (`device: [cuda:0, cuda:1]`) each holds a copy of the model and answers
+    its share of the prompts, in a thread of its own (data parallel, as encoding is)."""
 
     auto_class = "AutoModelForCausalLM"
+    data_parallel = True
 
     def __init__(self, spec: ModelSpec, where: str = "utility.generator"):
         super().__init__(spec, where)
@@ -303,14 +315,29 @@ class HFGenerator(_HFModel):
         # change any answer, each sequence having its own random stream
         order = sorted(range(len(prompts)), key=lambda i: -len(encoded[i]))
 
-        def work(group: list[int]) -> list[list[Sample]]:
+        def work(replica: tuple[Any, str], group: list[int]) -> list[list[Sample]]:
             texts, group_seeds = [encoded[i] for i in group], [seeds[i] for i in group]
-            got = self._draw(texts, group_seeds, n, temperature, top_p, max_new_tokens)
+            got = self._draw(replica, texts, group_seeds, n, temperature, top_p, max_new_tokens)
             return [[(self.decode(t), lps) for t, lps in s] for s in got]
 
         out: list[list[Sample]] = [[] for _ in prompts]
         per_batch = lambda size: max(1, size // n)  # noqa: E731 -- whole prompts of n each
-        return self._in_batches(order, per_batch, work, "while generating", out)
+        what = "while generating"
+        if len(self.replicas) == 1:
+            return self._in_batches(order, per_batch, partial(work, self.replicas[0]), what, out)
+        # every device takes every D-th prompt of the longest-first order: similar loads
+        from concurrent.futures import ThreadPoolExecutor
+
+        width = len(self.replicas)
+        with ThreadPoolExecutor(width, thread_name_prefix="generate") as pool:
+            jobs = [
+                pool.submit(self._in_batches, order[d::width], per_batch,
+                            partial(work, self.replicas[d]), what, out)
+                for d in range(width)
+            ]  # fmt: skip
+            for job in jobs:
+                job.result()  # a device's error is raised here
+        return out
 
     def check_context(self, lengths: Sequence[int], max_new_tokens: int) -> None:
         """Refuse prompts that, with max_new_tokens answer tokens, exceed the model's context:
@@ -330,6 +357,7 @@ class HFGenerator(_HFModel):
 
     def _draw(
         self,
+        replica: tuple[Any, str],
         token_lists: list[list[int]],
         seeds: list[int],
         n: int,
@@ -342,7 +370,7 @@ class HFGenerator(_HFModel):
         import torch
         from transformers import LogitsProcessorList
 
-        model = self._model
+        model, device = replica
         streams = [(seed, j) for seed in seeds for j in range(n)]
         width = max(len(r) for r in token_lists)
         ids = torch.full((len(token_lists), width), self.pad, dtype=torch.long)
@@ -350,10 +378,10 @@ class HFGenerator(_HFModel):
         for b, r in enumerate(token_lists):  # left padding: prompts end where answers start
             ids[b, width - len(r) :] = torch.tensor(r, dtype=torch.long)
             mask[b, width - len(r) :] = 1
-        ids, mask = ids.to(self.device), mask.to(self.device)
+        ids, mask = ids.to(device), mask.to(device)
         sampler = make_sampler(streams, temperature, top_p)
         with torch.inference_mode():
-            cache = self._prefill(ids, mask, n)
+            cache = self._prefill(model, ids, mask, n)
             seqs = model.generate(
                 input_ids=ids.repeat_interleave(n, 0),
                 attention_mask=mask.repeat_interleave(n, 0),
@@ -380,7 +408,7 @@ class HFGenerator(_HFModel):
             drawn.append((kept, lps))
         return [drawn[i * n : (i + 1) * n] for i in range(len(token_lists))]
 
-    def _prefill(self, ids: Any, mask: Any, n: int) -> Any:
+    def _prefill(self, model: Any, ids: Any, mask: Any, n: int) -> Any:
         """The key/value cache of each prompt but its last token, computed once and repeated
         for its n samples: a RAG prompt is long and its answers short, so this saves most of
         the work of n separate prefills. None where the model's cache cannot be repeated
@@ -389,7 +417,6 @@ class HFGenerator(_HFModel):
             return None
         import inspect
 
-        model = self._model
         kwargs: dict[str, Any] = {}
         params = inspect.signature(model.forward).parameters
         if "logits_to_keep" in params:  # the prefill's logits are not used: keep one

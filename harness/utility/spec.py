@@ -62,7 +62,7 @@ class ModelSpec:
     model: str | None
     revision: str | None = None
     dtype: str = "auto"  # auto: bf16 on CUDA, fp32 on the CPU
-    device: str = "auto"
+    device: str | tuple[str, ...] = "auto"  # several: the generator keeps a copy on each
     batch_size: int = 16  # generator: sequences per generate call; NLI: pairs per forward pass
     target: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -138,12 +138,13 @@ class ModelSpec:
                 f"{', '.join(DTYPES)}"
             )
         device = raw.get("device", "auto")
-        if not isinstance(device, str) or not (
-            device in ("auto", "cpu", "cuda") or re.fullmatch(r"cuda:\d+", device)
-        ):
+        several = isinstance(device, (list, tuple)) and device and "auto" not in device
+        if not (_one_device(device) or several and all(_one_device(d) for d in device)):
             raise ConfigError(
-                f"{where}.device is {device!r}; use auto, cpu, cuda or cuda:N (one device)"
+                f"{where}.device is {device!r}; use auto, cpu, cuda, cuda:N or a list such as "
+                "[cuda:0,cuda:1] (the generator keeps a copy on each)"
             )
+        device = device if isinstance(device, str) else tuple(device)
         batch_size = _int(raw, "batch_size", 16, 1, where)
         target = raw.get("target")
         if backend == "custom":
@@ -344,6 +345,10 @@ def utility_difference(a: Mapping | None, b: Mapping | None) -> str:
     """'' when two `utility` sections (as cells record them) give comparable numbers, else
     the first setting that differs, as 'key: A vs B'."""
     return section_difference(a, b, UtilitySpec.from_config, "utility")
+
+
+def _one_device(d: Any) -> bool:
+    return isinstance(d, str) and bool(d in ("auto", "cpu", "cuda") or re.fullmatch(r"cuda:\d+", d))
 
 
 def section_difference(a: Mapping | None, b: Mapping | None, read, where: str) -> str:

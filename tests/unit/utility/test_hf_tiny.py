@@ -82,7 +82,7 @@ def test_generator_logprobs_match_a_forward_pass(tiny_models, top_p):
     gen = HFGenerator(ModelSpec("hf", str(tiny_models[0])))
     model, _ = gen._load()
     ids = gen.encode("Question: what is the capital of France?")
-    drawn = gen._draw([ids], [123], 3, 0.7, top_p, 6)[0]
+    drawn = gen._draw(gen.replicas[0], [ids], [123], 3, 0.7, top_p, 6)[0]
     assert len(drawn) == 3 and all(len(t) == len(lp) for t, lp in drawn)
     assert len({tuple(t) for t, _ in drawn}) == 3  # three different streams
     for tokens, lps in drawn:
@@ -98,10 +98,24 @@ def test_samples_do_not_depend_on_the_batch(tiny_models):
     alone = gen.sample([short], seeds=[11], **kw)[0]
     together = gen.sample([long, short], seeds=[5, 11], **kw)[1]  # left-padded, one call
     assert [t for t, _ in alone] == [t for t, _ in together]
+
     for (_, a), (_, b) in zip(alone, together):
         assert a == pytest.approx(b, abs=1e-4)
     other_seed = gen.sample([short], seeds=[12], **kw)[0]
     assert [t for t, _ in other_seed] != [t for t, _ in alone]
+
+
+def test_several_devices_hold_a_copy_each_and_give_the_same_answers(tiny_models):
+    """device: [cpu, cpu] stands in for [cuda:0, cuda:1]: two model copies, each answering
+    every other prompt in a thread of its own; the answers are the one-device answers."""
+    prompts = [f"Question {i}: " + "words " * (i % 5) for i in range(7)]
+    kw = dict(n=2, temperature=0.8, top_p=0.9, max_new_tokens=4, seeds=list(range(7)))
+    one = HFGenerator(ModelSpec("hf", str(tiny_models[0]), batch_size=2))
+    two = HFGenerator(ModelSpec("hf", str(tiny_models[0]), batch_size=2, device=["cpu", "cpu"]))
+    assert two.identity() == one.identity()  # devices do not change the numbers
+    got = two.sample(prompts, **kw)
+    assert len(two.replicas) == 2 and two.replicas[0][0] is not two.replicas[1][0]
+    assert got == one.sample(prompts, **kw)
 
 
 def test_chat_template_is_used_when_the_tokenizer_has_one(tiny_models):
