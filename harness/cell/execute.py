@@ -366,7 +366,8 @@ def _union(stored: Evaluation, plan: CellPlan) -> list:
 
     had = [parse_metric(n) for n in stored.values]
     union = ordered([*had, *plan.metrics], registry_order=True)
-    return plan.metrics if [m.name for m in union] == plan.metric_names else union
+    # the stored cell holds nothing more: the order asked for (the bytes of a fresh run)
+    return plan.metrics if {m.name for m in union} == set(plan.metric_names) else union
 
 
 def _with_metrics(cfg: Mapping[str, Any], metrics) -> dict[str, Any]:

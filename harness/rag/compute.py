@@ -23,7 +23,7 @@ from harness.core.run import Run
 from harness.core.types import Benchmark
 from harness.rag.garage import attribution, both, cited, factual, passage, sentences, shown
 from harness.rag.judges import (
-    GARAGE_ASKS,
+    ASKED_BY,
     LABELS,
     Claim,
     Item,
@@ -81,7 +81,7 @@ def rag_values(
     )  # fmt: skip
     needed: dict[str, str] = {}  # each ask -> the first metric that needs it
     for m in metrics:
-        for a in GARAGE_ASKS.get(m.family.name, ()):
+        for a in ASKED_BY.get(m.family.name, ()):
             needed.setdefault(a, m.name)
     for ask, metric in sorted(needed.items()):
         _can_or_fail(chosen, ask, metric)
@@ -177,7 +177,8 @@ def rag_values(
         else:
             values[m.name] = garage[m.name]
     counts = {
-        "queries": n if not (asks_judged or garage_ks) else sum(has_ref),
+        "queries": n,
+        "with_reference": sum(has_ref) if asks_judged or garage_ks else n,
         "prompts": len(distinct),
         "generation_hits": hits,
         "judge": spec.judge if judge is None else f"{type(judge).__name__}, passed in",
@@ -190,7 +191,23 @@ def rag_values(
         "cache": str(store.root),
         "seconds": seconds,
     }
+    if cite_ks:
+        counts["attribution"] = _citing(bench, cite_ks, answer)
     return values, counts
+
+
+def _citing(bench, ks, answer) -> dict[str, Any]:
+    """How many answers scored for attribution cite anything at all, and the reference
+    citations that name no chunk of the corpus (no answer can cite those)."""
+    scored = [(i, k) for k in ks for i, q in enumerate(bench.queries) if q.citations]
+    missing = list(dict.fromkeys(c for q in bench.queries for c in q.citations
+                                 if c not in bench.corpus))  # fmt: skip
+    return {
+        "answers": len(scored),
+        "citing": sum(bool(cited(answer(i, k), ["?"] * k)) for i, k in scored),
+        "not_in_corpus": len(missing),
+        "examples": missing[:3],
+    }
 
 
 def _can_or_fail(judge, ask: str, metric: str) -> None:
@@ -260,10 +277,15 @@ class Asker:
             self.store.put("verdict", keys[j], {"verdict": out[j]})
         if all(v is None for v in out):  # a judge that reads nothing measures nothing
             what = "verdict" if ask == "judge" else f"{ask} label"
+            check = (
+                "rag.judge_model (an instruction-following model for the llm judge) and "
+                "rag.judge_prompt"
+                if isinstance(self.judge, LLMJudge)
+                else f"its {ask}()"
+            )
             raise HarnessError(
                 f"the judge gave no readable {what} for any of the {len(out)} "
-                f"{'sentences' if ask == 'support' else 'answers'}; check rag.judge_model (an "
-                "instruction-following model for the llm judge) and rag.judge_prompt"
+                f"{'sentences' if ask == 'support' else 'answers'}; check {check}"
             )
         return out
 

@@ -87,8 +87,9 @@ ASKS = {
         "ATTEMPTED, MISSING or CLARIFY",
     ),
 }  # fmt: skip
-# what each GaRAGe metric family asks the judge
-GARAGE_ASKS = {
+# what each metric family asks the judge (the deflection families ask it when it can)
+ASKED_BY = {
+    **dict.fromkeys(("e2e", "closed_book", "rag_gain", "parametric_gain"), ("judge",)),
     "eligibility": ("eligibility",),
     "ufactuality": ("support",),
     "uraf": ("support",),

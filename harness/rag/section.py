@@ -30,19 +30,38 @@ def values(bench, run, metrics: Sequence, spec: RagSpec, models) -> tuple[dict, 
 
 
 def notes(counts: Mapping[str, Any]) -> list[str]:
-    """One line on what end-to-end RAG cost: prompts answered, cache hits, answers judged,
-    models loaded (none on a cached rerun)."""
+    """One line on what end-to-end RAG cost: prompts answered, cache hits, what the judge
+    was asked and could not answer, models loaded (none on a cached rerun); and a line on
+    attribution that cannot work as asked (no answer cites, or citations of no chunk)."""
     loaded = ", ".join(counts["models_loaded"]) or "none"
     unreadable = counts["unreadable"]
     lost = [f"{n}: {e['unreadable']}" for n, e in counts["report"].items() if e["unreadable"]]
-    said = f", {unreadable} verdicts unreadable ({', '.join(lost)}; NaN)" if unreadable else ""
-    more = counts.get("questions")
-    if more:
-        said = f", {more} more questions (GaRAGe's, deflection)" + said
+    judge = [f"{counts['judged']} verdicts"] if counts["judged"] else []
+    if counts.get("questions"):
+        judge.append(f"{counts['questions']} labels (GaRAGe's, deflection)")
     if counts["judge"] != "lexical":
-        said = f", {counts['verdict_hits']} verdicts from the cache" + said
-    return [
-        f"rag: {counts['queries']} queries, {counts['prompts']} prompts "
-        f"({counts['generation_hits']} answers from the cache), {counts['judged']} answers "
-        f"judged ({counts['judge']}{said}); models loaded: {loaded}; cache {counts['cache']}"
+        judge.append(f"{counts['verdict_hits']} of them answered before (its cache)")
+    if unreadable:
+        judge.append(f"{unreadable} unreadable ({', '.join(lost)}; NaN)")
+    queries = f"{counts['queries']} queries"
+    if counts.get("with_reference") not in (None, counts["queries"]):
+        queries += f" ({counts['with_reference']} with a reference answer)"
+    out = [
+        f"rag: {queries}, {counts['prompts']} prompts ({counts['generation_hits']} answers "
+        f"from the cache); judge {counts['judge']}: {', '.join(judge) or 'nothing asked'}; "
+        f"models loaded: {loaded}; cache {counts['cache']}"
     ]
+    cites = counts.get("attribution")
+    if cites and cites["answers"] and not cites["citing"]:
+        out.append(
+            f"rag: none of the {cites['answers']} answers scored for attribution cites a "
+            "passage with an [n] marker, so attribution is 0; the prompt must ask for "
+            "citations (rag=garage's does: metrics=garage or +rag=garage)"
+        )
+    if cites and cites["not_in_corpus"]:
+        out.append(
+            f"rag: {cites['not_in_corpus']} chunk id(s) the reference answers cite are not in "
+            f"the corpus (e.g. {', '.join(map(repr, cites['examples']))}); no answer can cite "
+            "them, so attribution recall stays below 1 there"
+        )
+    return out

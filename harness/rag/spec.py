@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError, did_you_mean
-from harness.rag.judges import GARAGE_ASKS, VERDICT_PROMPT
+from harness.rag.judges import ASKED_BY, VERDICT_PROMPT
 from harness.utility.spec import (
     PASSAGE,
     PASSAGE_UNTITLED,
@@ -117,15 +117,18 @@ class RagSpec:
         )  # fmt: skip
 
     def check_judge(self, metrics: Sequence) -> None:
-        """GaRAGe's metrics need a judge that reads eligibility and sentence support: the
-        llm judge, or a custom class with those methods (checked on the class, not built)."""
+        """Each metric's questions need a judge that answers them: GaRAGe's eligibility and
+        sentence support only the llm judge or a custom class with those methods; a verdict
+        every judge but a custom class without judge() (checked on the class, not built)."""
         needed: dict[str, str] = {}  # each ask -> the first metric that needs it
         for m in metrics:
-            for a in GARAGE_ASKS.get(m.family.name, ()):
+            for a in ASKED_BY.get(m.family.name, ()):
                 needed.setdefault(a, m.name)
         if not needed or self.judge_object is not None or self.judge == "llm":
             return
         for ask, metric in sorted(needed.items()):
+            if ask == "judge" and self.judge != "custom":
+                continue
             if self.judge == "custom":
                 from harness.utility.models import target_class
 

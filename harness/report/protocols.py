@@ -90,7 +90,40 @@ def rag_lines(block: Mapping[str, Any] | None) -> list[str]:
             for k, by in split.items()
         ]  # fmt: skip
         out += text(["K", "no relevant passage (n)", "some (n)"], body, left=2)
+    judging = block.get("judging")
+    if judging:
+        out += ["", "Judging (end-to-end RAG): per metric, what the judge read and could not"]
+        body = [[name, str(e["answers"]), str(e["unreadable"]), _judged(e)]
+                for name, e in judging.items()]  # fmt: skip
+        align = ["left", "right", "right", "left"]
+        out += text(["metric", "answers", "unreadable", "detail"], body, align=align)
     return out
+
+
+def _judged(entry: Mapping[str, Any]) -> str:
+    """One entry of the judging report in words."""
+
+    def agree(a: Mapping[str, Any]) -> str:
+        if not a["n"]:
+            return "-"
+        kappa = "-" if a["kappa"] is None else f"{a['kappa']:.2f}"
+        return f"{100 * a['share']:.1f}% (kappa {kappa})"
+
+    parts = []
+    if "exact_match" in entry:
+        parts.append(f"EM {100 * entry['exact_match']:.1f}, F1 {100 * entry['token_f1']:.1f}")
+    if "agreement_with_lexical" in entry:
+        parts.append(f"agrees with lexical {agree(entry['agreement_with_lexical'])}")
+    if "sentences" in entry:
+        parts.append(f"{entry['sentences']} sentences")
+    if "labels" in entry:
+        parts.append(", ".join(f"{k} {v}" for k, v in entry["labels"].items()))
+    if entry.get("supported_without_passage"):
+        n = entry["supported_without_passage"]
+        parts.append(f"{n} 'supported' with no passage, counted unsupported")
+    for said, a in (entry.get("agreement_with_phrases") or {}).items():
+        parts.append(f"{said}: agrees with phrases {agree(a)}")
+    return "; ".join(parts)
 
 
 def _coverage_lines(types: Mapping[str, Any] | None) -> list[str]:

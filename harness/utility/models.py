@@ -64,10 +64,9 @@ def build_custom(spec: ModelSpec, role: str, where: str) -> Any:
             f"{where}.target {spec.target} does not take {where}.options "
             f"{sorted(spec.options)}: {exc}"
         ) from None
-    method = METHODS[role]
-    if not callable(getattr(obj, method, None)):
+    if not any(callable(getattr(obj, m, None)) for m in METHODS[role]):
         raise ConfigError(
-            f"{where}.target {spec.target} has no {method}() method; a {role} needs "
+            f"{where}.target {spec.target} has no {METHODS[role][0]}() method; a {role} needs "
             f"{SIGNATURES[role]}"
         )
     return obj
@@ -90,7 +89,8 @@ class Lazy:
     def get(self) -> Any:
         if self._obj is None:
             self._obj = build(self.spec, self.role, self.where)
-            self.loaded.append(str(self.spec.model or self.spec.target))
+            custom = self.spec.backend == "custom"
+            self.loaded.append(str(self.spec.target if custom else self.spec.model))
         return self._obj
 
 
@@ -98,8 +98,13 @@ class Given:
     """A model object handed in (tests, the API): its own identity."""
 
     def __init__(self, obj: Any, role: str):
-        has = [callable(getattr(obj, m, None)) for m in (METHODS[role], "identity")]
-        if not all(has):
+        if isinstance(obj, type):
+            raise HarnessError(
+                f"the {role} passed in is the class {obj.__name__}, not an object of it; pass "
+                f"{obj.__name__}(...)"
+            )
+        does = any(callable(getattr(obj, m, None)) for m in METHODS[role])
+        if not (does and callable(getattr(obj, "identity", None))):
             raise HarnessError(
                 f"the {role} passed in ({type(obj).__name__}) needs {SIGNATURES[role]}"
             )

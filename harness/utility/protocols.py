@@ -17,9 +17,15 @@ SIGNATURES = {
     "generator": "identity() and sample(prompts, *, n, temperature, top_p, max_new_tokens, seeds)",
     "nli": "identity() and entailment(pairs)",
     # end-to-end RAG's judge (harness.rag.judges): items have question, answer, references
-    "judge": "identity() and judge(items) -> [True | False | None]",
+    "judge": "identity() and judge(items) -> [True | False | None], or GaRAGe's "
+    "eligibility(items), support(claims), deflection(items) (docs/rag.md)",
 }
-METHODS = {"generator": "sample", "nli": "entailment", "judge": "judge"}
+# the methods a role needs one of
+METHODS = {
+    "generator": ("sample",),
+    "nli": ("entailment",),
+    "judge": ("judge", "eligibility", "support", "deflection"),
+}
 
 
 @runtime_checkable

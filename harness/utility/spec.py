@@ -144,7 +144,14 @@ class ModelSpec:
                 f"{where}.device is {device!r}; use auto, cpu, cuda, cuda:N or a list such as "
                 "[cuda:0,cuda:1] (the generator keeps a copy on each)"
             )
-        device = device if isinstance(device, str) else tuple(device)
+        if not isinstance(device, str):
+            if backend != "hf" or role != "generator":
+                what = f"backend {backend} builds its own" if backend != "hf" else "an NLI model"
+                raise ConfigError(
+                    f"{where}.device is a list, but {what} runs on one device; a list is for "
+                    f"a transformers generator (backend hf): give one device"
+                )
+            device = tuple(device)
         batch_size = _int(raw, "batch_size", 16, 1, where)
         target = raw.get("target")
         if backend == "custom":

@@ -20,6 +20,7 @@ import pytest
 import harness
 from harness.core.errors import HarnessError
 from tests.e2e.test_bad_input import _snapshot, beir, log_case, redqa
+from tests.helpers.rag_stub import RagStub
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,14 @@ CASES = [
         expect="eligibility@5 needs a judge that reads eligibility",
     ),
     R("rag-garage-no-judge-model", "metrics=garage", expect="rag.judge_model.model"),
+    R(
+        "rag-device-list-custom",
+        "+rag=e2e",
+        "rag.generator.backend=custom",
+        "rag.generator.target=tests.helpers.rag_stub.RagStub",
+        "rag.generator.device=[cpu,cpu]",
+        expect="rag.generator.device is a list, but backend custom builds its own",
+    ),
     R("hybrid-fusion", "retriever=hybrid-bm25-minilm", "retriever.fusion=sum", expect="sum"),
     R("hybrid-rrf-k", "retriever=hybrid-bm25-minilm", "retriever.rrf_k=-1", expect="rrf_k"),
     R(
@@ -798,6 +807,12 @@ CASES = [
         "evaluate(rag='garag')",
     ),
     A("judge-unused", _ev(judge=object()), "judge= is given", "evaluate(judge=obj), no rag metric"),
+    A(
+        "rag-generator-a-class",
+        lambda tmp: harness.evaluate("demo", "bm25", ["e2e@5"], generator=RagStub),
+        "the generator passed in is the class RagStub, not an object of it",
+        "evaluate(generator=RagStub), the class",
+    ),
     A(
         "strata-not-labels",
         lambda tmp: harness.evaluate("demo", "bm25", strata={"kind": 5}),

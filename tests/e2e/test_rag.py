@@ -146,7 +146,8 @@ def test_cli_values_means_and_coverage_types_are_the_hand_computed_ones(cli_cell
                 assert math.isclose(m["rag_gain@1"], m["e2e@1"] - m["closed_book"]), label
     assert doc["config"]["rag"]["generator"]["target"] == STUB
     assert (
-        "rag: 4 queries, 12 prompts (0 answers from the cache), 12 answers judged" in first.stderr
+        "rag: 5 queries (4 with a reference answer), 12 prompts (0 answers from the cache); "
+        "judge lexical: 12 verdicts;" in first.stderr
     ), first.stderr
     assert "e2e@1" in first.stdout and "closed_book" in first.stdout
 
@@ -331,7 +332,7 @@ def test_a_custom_judge_counts_unreadable_verdicts_and_agrees_with_lexical(files
     # [1, 1, 0, 0]: 3 of 3 readable agree, kappa 1
     agree = judging["e2e@1"]["agreement_with_lexical"]
     assert agree["n"] == 3 and agree["share"] == 1.0 and agree["kappa"] == 1.0
-    assert any("2 verdicts unreadable (closed_book: 1, e2e@1: 1; NaN)" in n for n in ev.notes)
+    assert any("2 unreadable (closed_book: 1, e2e@1: 1; NaN)" in n for n in ev.notes)
     recorded = ev.config["rag"]["judge_object"]  # the object, by its type and identity
     assert recorded["object"].endswith("FirstLetterJudge")
     assert recorded["identity"] == {"stub": "first-letter"}
@@ -369,7 +370,7 @@ def test_a_custom_judge_class_from_the_command_line(files, tmp_path):
         "rag.judge_model.target=tests.helpers.rag_stub.FirstLetterJudge",
         cwd=tmp_path,
     )
-    assert "verdicts unreadable (closed_book: 1, e2e@1: 1, e2e@2: 1; NaN)" in res.stderr
+    assert "3 unreadable (closed_book: 1, e2e@1: 1, e2e@2: 1; NaN)" in res.stderr
     doc = json.loads((tmp_path / "results/capitals/stub/metrics.json").read_text("utf-8"))
     assert doc["rag"]["judging"]["e2e@1"]["agreement_with_lexical"]["kappa"] == 1.0
 

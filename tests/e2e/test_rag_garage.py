@@ -163,7 +163,7 @@ def test_the_judging_report_counts_labels_unreadable_and_unbelieved_support(cli_
         "2": {"insufficient": (2, 0.5), "sufficient": (2, 0.0)},
     }
     # the cost line counts the unreadable labels, per metric
-    assert "3 verdicts unreadable (eligibility@2: 1, uraf@1: 1, uraf@2: 1; NaN)" in done.stderr
+    assert "3 unreadable (eligibility@2: 1, uraf@1: 1, uraf@2: 1; NaN)" in done.stderr
 
 
 def test_api_gives_the_same_values_with_objects_handed_in(files, tmp_path):
@@ -209,8 +209,8 @@ def test_a_benchmark_without_citations_has_no_attribution(files, tmp_path):
 
 
 def test_leaderboard_garage_table(cli_cell):
-    """The garage_<corpus> table in GaRAGe's Table 2 shape, with attribution F1 and the share
-    that declines, since the cell holds them: the means of WANT in percent."""
+    """The garage_<corpus> table in GaRAGe's Table 2 shape, with attribution F1 since the
+    cell holds it: the means of WANT in percent."""
     _, cell = cli_cell
     cwd = cell.parent.parent.parent
     board = leaderboard("--no-significance", "--table", "rag", cwd=cwd)
@@ -219,16 +219,66 @@ def test_leaderboard_garage_table(cli_cell):
     lines = lines.splitlines()
     head = (
         "| Retriever | @1 Eligibility | @1 Unadj. Fact. | @1 Factuality | @1 uRAF | @1 RAF "
-        "| @1 Attr. F1 | @1 Declined | @2 Eligibility |"
+        "| @1 Attr. F1 | @2 Eligibility |"
     )
     assert lines[2].startswith(head), lines
     rows = {line.split("|")[1].strip(): line for line in lines if line.startswith("| ")}
-    # @1: eligibility 2/3, ufactuality 2/3, factuality 2/3, uRAF 1/2, RAF 1/2, F1 1/3, 1/4
+    # @1: eligibility 2/3, ufactuality 2/3, factuality 2/3, uRAF 1/2, RAF 1/2, F1 1/3
     assert (
         rows["stub"]
         .replace("**", "")
         .startswith(  # one row: every value is the best
-            "| stub | 66.67 | 66.67 | 66.67 | 50.00 | 50.00 | 33.33 | 25.00 | 50.00 |"
+            "| stub | 66.67 | 66.67 | 66.67 | 50.00 | 50.00 | 33.33 | 50.00 |"
         )
     ), rows["stub"]
     assert not (cwd / "leaderboard" / "rag_garage.md").exists()  # no e2e@K: no Table 4
+
+
+def test_a_forced_rerun_writes_the_same_bytes(cli_cell, files):
+    """force=true recomputes the cell from the cached answers and labels: the same files,
+    columns in the order asked for."""
+    _, cell = cli_cell
+    bench, run = files
+    cwd = cell.parent.parent.parent
+    before = {f: (cell / f).read_bytes() for f in ("metrics.json", "per_query.csv")}
+    again = harness(*cli_args(bench, run, cwd / "cache", "force=true", "report=full"), cwd=cwd)
+    assert "models loaded: none" in again.stderr
+    assert {f: (cell / f).read_bytes() for f in before} == before
+    # report=full prints GaRAGe's deflection split and what the judge read
+    lines = again.stdout.splitlines()
+    assert any(line.split() == ["@1", "33.33", "(3)", "0.00", "(1)"] for line in lines)
+    assert any(line.startswith("uraf@1 ") and "1 'supported' with no passage" in line
+               for line in lines)  # fmt: skip
+
+
+class OnlyGarage(GarageJudge):
+    """GaRAGe's questions, no verdict: enough for eligibility, not for e2e."""
+
+    judge = None
+
+
+def test_a_judge_for_garage_alone_and_the_attribution_notes(files, tmp_path):
+    import harness as h
+    from harness.core.errors import HarnessError
+
+    bench, run = files
+    trec, cache = h.Run.from_trec(run), {"cache": str(tmp_path / "cache")}
+    ev = h.evaluate(str(bench), trec, ["eligibility@1"], rag=cache, generator=GarageStub(),
+                    judge=OnlyGarage())  # fmt: skip
+    assert same(list(ev.per_query["eligibility@1"]), WANT["eligibility@1"])
+    with pytest.raises(HarnessError, match=r"e2e@1 needs a judge with judge\(\.\.\.\)"):
+        h.evaluate(str(bench), trec, ["e2e@1"], rag=cache, generator=GarageStub(),
+                   judge=OnlyGarage())  # fmt: skip
+    # a generator that cites nothing (the e2e prompt asks for no citations), and a
+    # reference citation the corpus lacks: each is a note, the values stay as computed
+    data = json.loads(bench.read_text())
+    data["queries"][0]["citations"] = ["p1", "gone"]
+    odd = tmp_path / "garage.json"
+    odd.write_text(json.dumps(data))
+    from tests.helpers.rag_stub import RagStub
+
+    ev = h.evaluate(str(odd), trec, ["attribution_f1@1"], rag=cache, generator=RagStub())
+    notes = " ".join(ev.notes)
+    assert "none of the 3 answers scored for attribution cites a passage" in notes
+    assert "1 chunk id(s) the reference answers cite are not in the corpus (e.g. 'gone')" in notes
+    assert list(ev.per_query["attribution_f1@1"])[:3] == [0.0, 0.0, 0.0]

@@ -2,7 +2,7 @@
 the retrievers shown: RARE's Table 4 shape (`rag_<corpus>`: per retriever, E2E accuracy with
 the top K, closed-book (Param-only) accuracy, RAG Gain, PerfRecall@K and Parametric Gain) and
 GaRAGe's Table 2 shape (`garage_<corpus>`: eligibility, unadjusted factuality, factuality,
-uRAF, RAF, with attribution F1 and the share of answers that decline where cells hold them)."""
+uRAF, RAF, with attribution F1 where cells hold it)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ GARAGE = Shape(
     "eligibility",
     (("Eligibility", "eligibility"), ("Unadj. Fact.", "ufactuality"),
      ("Factuality", "factuality"), ("uRAF", "uraf"), ("RAF", "raf")),
-    (("Attr. F1", "attribution_f1"), ("Declined", "deflected")),
+    (("Attr. F1", "attribution_f1"),),
     "GaRAGe's measures of the answers (%)",
     "Eligibility: no major issue in addressing the request; Unadj. Fact.: every sentence "
     "supported by a passage shown (or needing none); Factuality: both; uRAF, RAF: the same "
@@ -109,6 +109,7 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
 
 def _describe(section: dict) -> str:
     gen = section.get("generator") or {}
-    model = gen.get("model") or gen.get("target") or gen.get("object") or "?"
+    custom = gen.get("backend") == "custom"
+    model = (gen.get("target") if custom else gen.get("model")) or gen.get("object") or "?"
     judge = (section.get("judge_object") or {}).get("object") or section.get("judge", "lexical")
     return f"generator: {model}; judge: {judge}"
