@@ -21,11 +21,10 @@ from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 from harness.core.run import Run
 from harness.core.types import Benchmark
-from harness.rag.garage import attribution, both, cited, factual, passage, sentences, shown
+from harness.rag.garage import ATTRIBUTION, GARAGE, attribution_values, citing, garage_values
 from harness.rag.judges import (
     ASKED_BY,
     LABELS,
-    Claim,
     Item,
     Lexical,
     LLMJudge,
@@ -40,13 +39,10 @@ from harness.utility.cache import Store, content_key
 from harness.utility.compute import generations, guarded_call, passages_text
 from harness.utility.models import Given, Lazy, model_of, target_class
 from metrics.answers import answer_defined, answer_forms
-from metrics.rag import relevant
 
 JUDGED = ("e2e", "closed_book", "rag_gain", "parametric_gain")  # need reference answers
 # GaRAGe's (docs/rag.md#garage): reference answers and a judge that reads eligibility and
 # sentence support; attribution: the passages the reference answer cites
-GARAGE = ("eligibility", "ufactuality", "factuality", "uraf", "raf")
-ATTRIBUTION = ("attribution_precision", "attribution_recall", "attribution_f1")
 DEFLECTION = ("deflected", "clarified")  # read from the answer alone, on every query
 
 
@@ -151,7 +147,7 @@ def rag_values(
         for (i, key), v in zip(at, verdicts):
             correct[key][i] = np.nan if v is None else float(v)
         report = _report(items, at, verdicts, isinstance(chosen, Lexical))
-    garage = _garage(bench, run, metrics, prompts, answer, has_ref, asked_of, report)
+    garage = garage_values(bench, run, metrics, answer, has_ref, asked_of, report)
     kinds = _deflection(bench, prompts, answer, deflect_ks, chosen, asked_of, report)
     seconds["judge"] = time.perf_counter() - clock
 
@@ -173,7 +169,7 @@ def rag_values(
                 [np.nan if x is None else float(x == said) for x in kinds[m.k]]
             )
         elif family in ATTRIBUTION:
-            values[m.name] = _attribution(bench, run, m, prompts, answer)
+            values[m.name] = attribution_values(bench, run, m, answer)
         else:
             values[m.name] = garage[m.name]
     counts = {
@@ -192,22 +188,8 @@ def rag_values(
         "seconds": seconds,
     }
     if cite_ks:
-        counts["attribution"] = _citing(bench, cite_ks, answer)
+        counts["attribution"] = citing(bench, cite_ks, answer)
     return values, counts
-
-
-def _citing(bench, ks, answer) -> dict[str, Any]:
-    """How many answers scored for attribution cite anything at all, and the reference
-    citations that name no chunk of the corpus (no answer can cite those)."""
-    scored = [(i, k) for k in ks for i, q in enumerate(bench.queries) if q.citations]
-    missing = list(dict.fromkeys(c for q in bench.queries for c in q.citations
-                                 if c not in bench.corpus))  # fmt: skip
-    return {
-        "answers": len(scored),
-        "citing": sum(bool(cited(answer(i, k), ["?"] * k)) for i, k in scored),
-        "not_in_corpus": len(missing),
-        "examples": missing[:3],
-    }
 
 
 def _can_or_fail(judge, ask: str, metric: str) -> None:
@@ -304,82 +286,6 @@ def _shape(allowed: tuple):
     return check
 
 
-def _garage(bench, run, metrics, prompts, answer, has_ref, asked_of, report) -> dict:
-    """GaRAGe's per-query values: eligibility (no major issue), ufactuality and uraf
-    (every sentence supported or needing no attribution, by the shown passages or by the
-    relevant ones alone), factuality and raf (eligible and that)."""
-    wanted = [m for m in metrics if m.family.name in GARAGE]
-    if not wanted:
-        return {}
-    n = len(bench.queries)
-    ks = sorted({m.k for m in wanted})
-    at = [(i, k) for k in ks for i in range(n) if has_ref[i]]
-    names = {m.family.name for m in wanted}
-    out: dict[str, np.ndarray] = {}
-    eligible = {k: np.full(n, np.nan) for k in ks}
-    if names & {"eligibility", "factuality", "raf"}:
-        items = [
-            Item(bench.queries[i].text, answer(i, k),
-                 tuple(a for a in bench.queries[i].answers if a.strip()))
-            for i, k in at
-        ]  # fmt: skip
-        labels = asked_of("eligibility", items)
-        for (i, k), lab in zip(at, labels):
-            eligible[k][i] = np.nan if lab is None else float(lab != "major")
-        for k in ks:
-            mine = [lab for (_, kk), lab in zip(at, labels) if kk == k]
-            report[f"eligibility@{k}"] = {
-                "answers": len(mine),
-                "unreadable": mine.count(None),
-                "labels": {x: mine.count(x) for x in ("none", "minor", "major")},
-            }
-    contexts = [c for c, f in (("shown", "ufactuality"), ("relevant", "uraf")) if
-                names & {f, "factuality" if c == "shown" else "raf"}]  # fmt: skip
-    supported: dict[str, dict[int, np.ndarray]] = {}
-    for context in contexts:
-        claims, owner = [], []
-        for i, k in at:
-            q = bench.queries[i]
-            ids = shown(bench, run[q.query_id].ids[:k])
-            if context == "relevant":
-                ids = [cid for cid in ids if cid in relevant(q)]
-            texts = tuple(passage(bench, cid) for cid in ids)
-            for sentence in sentences(answer(i, k)):
-                claims.append(Claim(q.text, sentence, texts))
-                owner.append((i, k))
-        labels = asked_of("support", claims)
-        # nothing shown supports nothing: "supported" with no passage is not believed
-        lonely = [j for j, c in enumerate(claims) if not c.context and labels[j] == "supported"]
-        for j in lonely:
-            labels[j] = "unsupported"
-        per: dict[tuple[int, int], list] = {key: [] for key in at}
-        for key, lab in zip(owner, labels):
-            per[key].append(lab)
-        supported[context] = {k: np.full(n, np.nan) for k in ks}
-        for (i, k), labs in per.items():
-            supported[context][k][i] = factual(labs)
-        name = "ufactuality" if context == "shown" else "uraf"
-        for k in ks:
-            mine = [lab for (_, kk), lab in zip(owner, labels) if kk == k]
-            report[f"{name}@{k}"] = {
-                "answers": sum(1 for _, kk in at if kk == k),
-                "sentences": len(mine),
-                "unreadable": mine.count(None),
-                "labels": {x: mine.count(x) for x in LABELS["support"] if x is not None},
-                "supported_without_passage": sum(1 for j in lonely if owner[j][1] == k),
-            }
-    for m in wanted:
-        family = m.family.name
-        if family == "eligibility":
-            out[m.name] = eligible[m.k]
-        elif family in ("ufactuality", "uraf"):
-            out[m.name] = supported["shown" if family == "ufactuality" else "relevant"][m.k]
-        else:
-            facts = supported["shown" if family == "factuality" else "relevant"][m.k]
-            out[m.name] = np.array([both(a, b) for a, b in zip(eligible[m.k], facts)])
-    return out
-
-
 def _deflection(bench, prompts, answer, ks, judge, asked_of, report) -> dict[int, list]:
     """Per K, each query's answer as "answers", "declines" or "clarifies" (None: the
     judge's label could not be read): the judge's when it reads deflection, with its
@@ -403,18 +309,6 @@ def _deflection(bench, prompts, answer, ks, judge, asked_of, report) -> dict[int
             "unreadable": mine.count(None),
             "agreement_with_phrases": agree,
         }
-    return out
-
-
-def _attribution(bench, run, metric, prompts, answer) -> np.ndarray:
-    """attribution_precision/recall/f1@K per query: the passages the answer with the top K
-    cites ([n] markers) against those the reference answer cites; NaN without those."""
-    part = ATTRIBUTION.index(metric.family.name)
-    out = np.full(len(bench.queries), np.nan)
-    for i, q in enumerate(bench.queries):
-        if q.citations:
-            ids = shown(bench, run[q.query_id].ids[: metric.k])
-            out[i] = attribution(cited(answer(i, metric.k), ids), q.citations)[part]
     return out
 
 
