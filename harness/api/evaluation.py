@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cell.result import Evaluation
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, did_you_mean
 from harness.core.files import to_json
 from harness.core.run import Run
 from harness.core.types import Benchmark
@@ -200,6 +200,18 @@ def _metric_names(metrics, k) -> tuple[list[str], list[int], dict[str, str]]:
         chosen = sections_chosen("metrics", metrics)
         return list(cfg["names"]), ks if k is not None else list(cfg["k"]), chosen
     if isinstance(metrics, str):
+        configs = group_options("metrics")
+        hint = did_you_mean(metrics, configs)
+        if hint and "@" not in metrics:  # a metrics config mistyped, not a metric's name
+            from metrics.registry import parse_metric
+
+            try:
+                parse_metric(metrics)
+            except ConfigError:
+                raise ConfigError(
+                    f"metrics={metrics!r} is neither a metric nor a metrics config{hint}; "
+                    f"configs: {', '.join(configs)}"
+                ) from None
         return [metrics], ks, {}
     return [str(m) for m in metrics], ks, {}
 

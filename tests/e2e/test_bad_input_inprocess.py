@@ -801,6 +801,12 @@ CASES = [
         "evaluate(rag=42)",
     ),
     A(
+        "metrics-config-typo",
+        _ev(metrics="garag"),
+        "is neither a metric nor a metrics config (did you mean 'garage'?)",
+        "evaluate(metrics='garag')",
+    ),
+    A(
         "rag-config-unknown",
         _ev(metrics=["e2e@10"], rag="garag"),
         "did you mean 'garage'",
