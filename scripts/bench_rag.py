@@ -11,7 +11,10 @@ not a real model. With a real generator on a GPU:
     python scripts/bench_rag.py --generator Qwen/Qwen2.5-7B-Instruct --device cuda --batch-size 64
 
 It prints the cost model: per query 1 + #K prompts (the closed-book one shared by every
-retriever), one greedy answer each of at most max_new_tokens tokens.
+retriever), one greedy answer each of at most max_new_tokens tokens. `--garage` times
+GaRAGe's measures instead (eligibility, factuality, uRAF, RAF, deflection) with the rule-based
+stub judge of tests/helpers/rag_stub.py: the plumbing of sentences, claims and the label cache
+on top of the answers, not a judge model.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 METRICS = ["perfrecall", "e2e", "closed_book", "rag_gain", "parametric_gain"]
+GARAGE = ["perfrecall", "eligibility", "ufactuality", "factuality", "uraf", "raf", "deflected"]
+STUB_JUDGE = {"target": "tests.helpers.rag_stub.GarageJudge"}
 
 
 def main() -> None:
@@ -40,7 +45,10 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--garage", action="store_true", help="GaRAGe's measures, a stub judge")
     args = p.parse_args()
+    metrics = GARAGE if args.garage else METRICS
+    judged = {"judge": "custom", "judge_model": STUB_JUDGE} if args.garage else {}
     bench = harness.load_benchmark(args.corpus)
     ks = [5, 10]
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,9 +64,9 @@ def main() -> None:
 
         def with_rag(cache: str) -> float:
             section = {"generator": generator, "max_new_tokens": args.max_new_tokens,
-                       "cache": cache}  # fmt: skip
+                       "cache": cache, **judged}  # fmt: skip
             t = time.perf_counter()
-            ev = harness.evaluate(bench, run, METRICS, k=ks, rag=section, **common)
+            ev = harness.evaluate(bench, run, metrics, k=ks, rag=section, **common)
             elapsed = time.perf_counter() - t
             assert ev.means is not None
             return elapsed
@@ -83,7 +91,9 @@ def main() -> None:
                     base.append(plain())
     n = sum(1 for q in bench.queries if q.answers and q.answerable != "no")
     c, w, b = (statistics.median(x) for x in (cold, warm, base))
-    print(f"{args.corpus}: {n} queries with answers, K = {ks}, {n * (1 + len(ks))} prompts")
+    prompts = len(bench.queries) * len(ks) if args.garage else n * (1 + len(ks))
+    what = "GaRAGe's measures, stub judge" if args.garage else "e2e"
+    print(f"{args.corpus}: {n} queries with answers, K = {ks}, {prompts} prompts ({what})")
     print(f"generator: {model if args.generator else 'tiny random-weight Qwen2 (CPU)'}")
     print(f"cold (every answer generated): {c:.3f} s, {1000 * c / n:.1f} ms per query")
     print(f"warm (every answer cached):    {w:.3f} s, {1000 * w / n:.1f} ms per query")
