@@ -11,12 +11,12 @@ import json
 import logging
 import os
 import re
-import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 from harness.core.errors import ConfigError, HarnessError
+from harness.core.progress import on_terminal
 
 log = logging.getLogger("harness.retrievers")
 
@@ -165,7 +165,7 @@ def quiet_third_party() -> Iterator[None]:
             enable_progress_bars,
         )
 
-        if not _on_terminal() and not are_progress_bars_disabled():
+        if not on_terminal() and not are_progress_bars_disabled():
             disable_progress_bars()
             bars_off = True
     except ImportError:
@@ -179,10 +179,6 @@ def quiet_third_party() -> Iterator[None]:
             lg.setLevel(level)
         if bars_off:
             enable_progress_bars()
-
-
-def _on_terminal() -> bool:
-    return not os.environ.get("CI") and sys.stderr.isatty()
 
 
 def _revision_text(revision: str | None) -> str:

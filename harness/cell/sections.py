@@ -84,11 +84,6 @@ def checked_sections(config: Mapping[str, Any], metrics: Sequence) -> dict[str, 
     return {key: spec for key, spec in specs.items() if spec is not None}
 
 
-def model_metrics(metrics: Sequence) -> list[str]:
-    """The names of `metrics` that a section's model computes."""
-    return [n for s in SECTIONS for n in s.names(metrics)]
-
-
 def section_values(bench, run, metrics, specs: Mapping[str, Any], models, carried):
     """Per-query values of the sections' metrics (those in `carried` as they are, the
     others computed) and {section: what its computing cost}; `models`: {section: the

@@ -28,7 +28,7 @@ from harness.core.errors import DISK_ERRNOS, HarnessError
 from harness.core.faults import checkpoint
 from harness.core.files import hold_lock, make_dirs, new_dirs, remove_empty
 from harness.core.run import Run
-from harness.core.run.files import trec_lines
+from harness.core.run.files import has_space, trec_lines
 from harness.core.types import Benchmark
 from metrics.registry import aggregate_of
 from metrics.stats import aggregate
@@ -70,9 +70,7 @@ def run_trec(benchmark: Benchmark, run: Run) -> str:
     """The run in TREC format (qid Q0 docid rank score tag), benchmark query order, canonical
     ranking order, full precision."""
     ids = [run.name, *(q.query_id for q in benchmark.queries)]
-    bad = [x for x in ids if not x or _has_space(x)] + [
-        c for c in benchmark.corpus if _has_space(c)
-    ]
+    bad = [x for x in ids if not x or has_space(x)] + [c for c in benchmark.corpus if has_space(c)]
     if bad:
         raise HarnessError(
             f"cannot write run.trec: id '{bad[0]}' contains white space, which TREC format "
@@ -89,10 +87,6 @@ def qrels_trec(benchmark: Benchmark) -> str:
         for cid, grade in sorted(q.judgments.items()):
             lines.append(f"{q.query_id} 0 {cid} {grade}")
     return "\n".join(lines) + ("\n" if lines else "")
-
-
-def _has_space(text: str) -> bool:
-    return any(c.isspace() for c in text)
 
 
 def write_cell(cell_dir: Path, files: Mapping[str, str]) -> None:

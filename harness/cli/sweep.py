@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hydra.experimental.callback import Callback
+
 from harness.core.files import to_json, write_text_atomic
 from harness.core.tables import markdown
 
@@ -252,13 +254,7 @@ def summary_markdown(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-try:
-    from hydra.experimental.callback import Callback as _Callback
-except ImportError:  # pragma: no cover - hydra is a dependency; keep this module importable
-    _Callback = object  # type: ignore[assignment,misc]
-
-
-class SweepLog(_Callback):  # type: ignore[misc,valid-type]
+class SweepLog(Callback):
     """Hydra callback (conf/config.yaml hydra.callbacks): starts the watcher before the first
     job and writes the summary after the last; single runs are left alone. Launchers pickle
     the callbacks to their workers, so the live state is kept in this module, not on self."""

@@ -33,7 +33,7 @@ class Progress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
-        if self.enabled and _on_terminal():
+        if self.enabled and on_terminal():
             try:
                 from tqdm import tqdm
 
@@ -104,7 +104,8 @@ class Progress:
         self.enabled = False
 
 
-def _on_terminal() -> bool:
+def on_terminal() -> bool:
+    """Whether stderr is a terminal a person watches (not CI, not a file)."""
     return not os.environ.get("CI") and sys.stderr.isatty()
 
 

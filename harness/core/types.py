@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ ANSWERABLE = ("yes", "partial", "no")  # Query.answerable; also the stratum labe
 
 # A free query field's value (Query.fields): categorical or numeric.
 FieldValue = str | int | float | bool | None
+
+
+def is_number(value: Any) -> bool:
+    """An int or float, not a bool (True is an int to Python)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,6 @@ from harness.utility.spec import (
 # boundaries); nli: an NLI model finds a reference entailed; llm: a generator's one-word
 # verdict; custom: a class of your own (harness.rag.judges)
 JUDGES = ("lexical", "nli", "llm", "custom")
-# the judge_model's role: what it is built as (harness.utility.models)
-JUDGE_ROLES = {"nli": "nli", "llm": "generator", "custom": "judge"}
 
 
 @dataclass(frozen=True)

@@ -148,8 +148,6 @@ def _population_lines(semantic: Mapping[str, Any], shown: Sequence[str]) -> list
 
 def _coverage_lines(semantic: Mapping[str, Any]) -> list[str]:
     c = semantic["coverage"]
-    if "all" not in c:  # a cell from before min_cluster_entities
-        return []
     a = c["all"]
     return [
         "",

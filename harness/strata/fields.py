@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.core.errors import ConfigError, HarnessError, did_you_mean
-from harness.core.types import Benchmark, FieldValue, Query
+from harness.core.types import Benchmark, FieldValue, Query, is_number
 from harness.strata.semantic import NA, Tertiles
 
 # Stratifications the harness builds itself; a query field may not take one of their names.
@@ -114,10 +114,6 @@ def field_cuts(benchmark: Benchmark, fields: Sequence[str]) -> dict[str, list[fl
     return field_strata(benchmark, fields).cuts
 
 
-def _is_number(value: FieldValue) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _defined(value: FieldValue) -> bool:
     # None, NaN, ±inf (no sensible quantile) and blank strings read as missing
     if value is None:
@@ -132,7 +128,7 @@ def _defined(value: FieldValue) -> bool:
 def _field_labels(values: Iterable[FieldValue]) -> tuple[list[str], Tertiles | None]:
     values = list(values)
     defined = [v for v in values if _defined(v)]
-    if not defined or not all(_is_number(v) for v in defined):
+    if not defined or not all(is_number(v) for v in defined):
         return [_category(v) if _defined(v) else NA for v in values], None
     if len(set(defined)) < 3:  # 1 == 1.0: equal values are one value
         return [_number(v) if _defined(v) else NA for v in values], None
@@ -144,7 +140,7 @@ def _field_labels(values: Iterable[FieldValue]) -> tuple[list[str], Tertiles | N
 def _category(value: FieldValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if _is_number(value):
+    if is_number(value):
         return _number(value)
     return str(value)
 

@@ -4,6 +4,7 @@ queries) table, as Markdown and JSON."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -66,10 +67,7 @@ def diagnostics(doc: Mapping[str, Any], *, top: int = 10, min_entities: int = 2)
 def _strata_counts(doc: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for signal in ("dispersion", "alignment"):
-        counts: dict[str, int] = {}
-        for q in doc["queries"].values():
-            lab = q[f"{signal}_stratum"]
-            counts[lab] = counts.get(lab, 0) + 1
+        counts = Counter(q[f"{signal}_stratum"] for q in doc["queries"].values())
         out[signal] = {k: counts[k] for k in ("low", "mid", "high", "n/a") if k in counts}
     return out
 

@@ -22,7 +22,7 @@ from harness.core.errors import ConfigError
 from harness.core.paths import cache_dir
 from harness.core.progress import Progress
 from harness.core.run import Run
-from harness.core.types import Benchmark, Query
+from harness.core.types import Benchmark, Query, is_number
 from harness.utility.cache import Store, content_key
 from harness.utility.models import Given, Lazy, model_of
 from harness.utility.seper import cluster, hard_seper, sequence_weights, soft_seper
@@ -291,7 +291,7 @@ def _check_samples(got: Any, prompts: int, n: int) -> None:
                     f"the generator returned {_short(sample)} as an answer; sample() must give "
                     "(text, [token log-probabilities]) pairs, the text a string"
                 )
-            if not all(_is_number(x) for x in sample[1]):
+            if not all(is_number(x) for x in sample[1]):
                 raise HarnessError(
                     f"the generator returned log-probabilities {_short(sample[1])}; each must "
                     "be a number"
@@ -307,12 +307,8 @@ def _short(value: Any) -> str:
 # written by other code is a miss, not a crash. Each check says what is wrong, or None.
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _numbers(row: Any, size: int) -> bool:
-    return isinstance(row, list) and len(row) == size and all(_is_number(x) for x in row)
+    return isinstance(row, list) and len(row) == size and all(is_number(x) for x in row)
 
 
 def _gen_shape(n: int) -> Callable[[dict], str | None]:
@@ -328,7 +324,7 @@ def _gen_shape(n: int) -> Callable[[dict], str | None]:
                 isinstance(s, dict)
                 and isinstance(s.get("text"), str)
                 and isinstance(lps, list)
-                and all(_is_number(x) for x in lps)
+                and all(is_number(x) for x in lps)
             ):
                 return "holds a sample without a text and numeric log-probabilities"
         return None
@@ -377,7 +373,7 @@ def _cluster_shape(entry: dict) -> str | None:
         and all(
             isinstance(row, list)
             and len(row) == size
-            and all(i == j or _is_number(x) for j, x in enumerate(row))
+            and all(i == j or is_number(x) for j, x in enumerate(row))
             for i, row in enumerate(rows)
         )
     )

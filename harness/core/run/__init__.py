@@ -116,13 +116,9 @@ def canonical(
     chunk occupies one rank. With `vocab` the ranking carries codes; an id the vocab lacks (a
     run naming a chunk the corpus does not hold) keeps its rank with code -1.
     """
-    if isinstance(pairs, Mapping):
-        best = pairs
-    else:
-        best = {}
-        for chunk_id, score in pairs:
-            if chunk_id not in best or score > best[chunk_id]:
-                best[chunk_id] = score
+    from harness.core.run.store import best_scores
+
+    best = best_scores(pairs)
     if any(s != s for s in best.values()):  # only NaN differs from itself
         bad = next(k for k, s in best.items() if s != s)
         raise ValueError(f"score of '{bad}' is NaN")

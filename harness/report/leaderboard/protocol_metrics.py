@@ -14,8 +14,10 @@ from harness.report.leaderboard.tables import (
     Significance,
     Table,
     _legend,
+    cell_ks,
     cutoffs,
     grouped_table,
+    held_metrics,
     metric_name,
 )
 
@@ -27,12 +29,6 @@ GROUP_METRICS = ("coverage", "perfrecall")
 RANK = "answer_rank"
 
 
-def _names(e: Evaluation) -> set[str]:
-    """Every metric the cell holds: the names it was scored with and its overall means."""
-    overall = (e.doc.get("results") or {}).get("overall") or {}
-    return set(e.doc.get("metrics") or []) | set(overall.get("mean") or {})
-
-
 def _answerable(e: Evaluation) -> bool:
     by = (e.doc.get("results") or {}).get(STRATUM)
     return isinstance(by, dict) and bool(by)
@@ -40,18 +36,13 @@ def _answerable(e: Evaluation) -> bool:
 
 def has_protocols(e: Evaluation) -> bool:
     """Whether the cell holds an answer or freshness metric or the answerable strata."""
-    return _answerable(e) or any(n.split("@")[0] in ANSWER_FAMILIES for n in _names(e))
+    return _answerable(e) or any(n.split("@")[0] in ANSWER_FAMILIES for n in held_metrics(e))
 
 
 def _ks(e: Evaluation) -> set[int]:
     """The cutoffs the cell's protocol columns can show."""
     families = {"answer_recall", "outdated"} | (set(GROUP_METRICS) if _answerable(e) else set())
-    out = set()
-    for name in _names(e):
-        family, _, k = name.partition("@")
-        if family in families and k.isdigit():
-            out.add(int(k))
-    return out
+    return cell_ks(e, families)
 
 
 def _columns(k: int) -> list[tuple[str, str, str | None]]:

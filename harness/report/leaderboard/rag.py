@@ -16,6 +16,7 @@ from harness.report.leaderboard.tables import (
     Table,
     Value,
     _legend,
+    cell_ks,
     cutoffs,
     grouped_table,
     metric_name,
@@ -58,8 +59,7 @@ GARAGE = Shape(
 
 
 def ks_of(e: Evaluation, family: str) -> set[int]:
-    """The cutoffs at which the cell holds family@K."""
-    return {int(n.split("@")[1]) for n in e.values if n.startswith(f"{family}@")}
+    return cell_ks(e, {family})
 
 
 def rag_table(board: Board, corpus: str, opts: Options, sig: Significance | None = None):

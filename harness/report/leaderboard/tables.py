@@ -473,6 +473,22 @@ def settings_note(cells: dict[str, Evaluation], key: str, describe) -> list[str]
     return [describe(first)]
 
 
+def held_metrics(e: Evaluation) -> set[str]:
+    """Every metric a cell holds: the names it was scored with and its overall means."""
+    overall = (e.doc.get("results") or {}).get("overall") or {}
+    return set(e.doc.get("metrics") or []) | set(overall.get("mean") or {})
+
+
+def cell_ks(e: Evaluation, families) -> set[int]:
+    """The cutoffs K at which the cell holds a metric family@K of `families`."""
+    out = set()
+    for name in held_metrics(e):
+        family, _, k = name.partition("@")
+        if family in families and k.isdigit():
+            out.add(int(k))
+    return out
+
+
 def grouped_table(
     board: Board,
     cells: dict[str, Evaluation],

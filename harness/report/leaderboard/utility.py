@@ -12,6 +12,7 @@ from harness.report.leaderboard.tables import (
     Significance,
     Table,
     _legend,
+    cell_ks,
     cutoffs,
     grouped_table,
     metric_name,
@@ -24,15 +25,7 @@ UTILITY = frozenset(f for _, f in COLUMNS)
 
 
 def _ks(e: Evaluation) -> set[int]:
-    """The cutoffs at which the cell holds a utility metric."""
-    names = set(e.doc.get("metrics") or [])
-    names |= set((((e.doc.get("results") or {}).get("overall") or {}).get("mean")) or {})
-    out = set()
-    for name in names:
-        family, _, k = name.partition("@")
-        if family in UTILITY and k.isdigit():
-            out.add(int(k))
-    return out
+    return cell_ks(e, UTILITY)
 
 
 def utility_table(
