@@ -49,7 +49,14 @@ class ModelSection:
                     f"metrics={self.key}), and set {self.settings}"
                 )
             return None
-        return self.adapter().spec(section, metrics)
+        checked = self.adapter().spec(section, metrics)  # its own errors first
+        if not self.names(metrics):  # it would be recorded in the cell and do nothing
+            raise ConfigError(
+                f"the {self.key} section is given ({self.add}, or a metrics config that adds "
+                f"it) but no {self.key} metric is asked for; add one to metrics.names "
+                f"(docs/{self.key}.md), or leave the section out"
+            )
+        return checked
 
     def difference(self, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str:
         """'' when two sections (as cells record them; None: none) give comparable numbers,

@@ -173,6 +173,7 @@ def rag_values(
         else:
             values[m.name] = garage[m.name]
     counts = {
+        "empty_answers": sum(not generated[p][0][0].strip() for p in distinct),
         "queries": n,
         "with_reference": sum(has_ref) if asks_judged or garage_ks else n,
         "prompts": len(distinct),
@@ -245,6 +246,7 @@ class Asker:
                     f"the judge's {ask}() returned {count} answers for {len(todo)} entries; "
                     "it must give one per entry"
                 )
+            got = [bool(v) if isinstance(v, np.bool_) else v for v in got]  # `score >= 0.5`
             bad = next((v for v in got if not _allowed(v, allowed)), 0)
             if bad != 0:
                 said = " or ".join(repr(x) for x in allowed)

@@ -51,6 +51,12 @@ def notes(counts: Mapping[str, Any]) -> list[str]:
         f"from the cache); judge {counts['judge']}: {', '.join(judge) or 'nothing asked'}; "
         f"models loaded: {loaded}; cache {counts['cache']}"
     ]
+    if counts["prompts"] and counts.get("empty_answers") == counts["prompts"]:
+        out.append(
+            f"rag: the generator's answer to every one of the {counts['prompts']} prompts is "
+            "empty, so every judged value is 0; check the generator (max_new_tokens, its "
+            "chat template, a model that follows instructions)"
+        )
     cites = counts.get("attribution")
     if cites and cites["answers"] and not cites["citing"]:
         out.append(

@@ -277,11 +277,17 @@ def guarded_call(who: str, method, *args, **kwargs):
 def _check_samples(got: Any, prompts: int, n: int) -> None:
     from harness.core.errors import HarnessError
 
-    if not isinstance(got, list) or len(got) != prompts or any(len(a) != n for a in got):
+    if not isinstance(got, list) or len(got) != prompts:
         raise HarnessError(
             f"the generator returned {len(got) if isinstance(got, list) else type(got).__name__}"
             f" answer lists for {prompts} prompts; sample() must give {n} (text, log-probs) "
             f"per prompt"
+        )
+    bad = next((a for a in got if not isinstance(a, (list, tuple)) or len(a) != n), None)
+    if bad is not None:
+        raise HarnessError(
+            f"the generator returned {_short(bad)} for a prompt; sample() must give, per "
+            f"prompt, a list of {n} (text, log-probs) pair{'s' if n > 1 else ''}"
         )
     for answers in got:
         for sample in answers:

@@ -347,12 +347,21 @@ class HFGenerator(_HFModel):
         if self.context is None or longest + max_new_tokens <= self.context:
             return
         root = self.where.rpartition(".")[0] or "utility"
+        needs = f"{longest + max_new_tokens}"
+        if self.where.endswith("judge_model"):  # its prompt holds no passage, its budget fixed
+            raise ConfigError(
+                f"a verdict prompt for {self.where}.model {self.spec.model} (the question, the "
+                f"references and an answer) is {longest} tokens and with its {max_new_tokens}-"
+                f"token reply needs {needs}, but the model reads at most {self.context}; use a "
+                f"judge model with a longer context (or a lower {root}.max_new_tokens: shorter "
+                "answers)"
+            )
         shorter = "" if longest >= self.context else f" or {root}.max_new_tokens"
         raise ConfigError(
             f"a prompt for {self.where}.model {self.spec.model} is {longest} tokens, and with "
-            f"{root}.max_new_tokens={max_new_tokens} needs {longest + max_new_tokens}, but the "
-            f"model reads at most {self.context}; lower the K in metrics.k (fewer passages)"
-            f"{shorter}, or use a generator with a longer context"
+            f"{root}.max_new_tokens={max_new_tokens} needs {needs}, but the model reads at most "
+            f"{self.context}; lower the K in metrics.k (fewer passages, where the prompt holds "
+            f"them){shorter}, or use a generator with a longer context"
         )
 
     def _draw(
@@ -388,7 +397,7 @@ class HFGenerator(_HFModel):
                 do_sample=False,  # our processor draws; greedy then takes the drawn token
                 max_new_tokens=max_new_tokens,
                 logits_processor=LogitsProcessorList([sampler]),
-                **({} if cache is None else {"past_key_values": cache}),
+                **({} if cache is None else {_cache_keyword(model): cache}),
             )
         drawn: list[tuple[list[int], list[float]]] = []
         for b, toks in enumerate(seqs[:, width:].tolist()):
@@ -424,7 +433,8 @@ class HFGenerator(_HFModel):
         if "position_ids" in params:  # as generate() makes them from the mask
             kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)[:, :-1]
         out = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], use_cache=True, **kwargs)
-        cache = getattr(out, "past_key_values", None)
+        # transformers 5 names the key/value cache `cache`; earlier ones `past_key_values`
+        cache = getattr(out, _cache_keyword(model), None)
         if cache is None or not callable(getattr(cache, "batch_repeat_interleave", None)):
             return None
         if n > 1:
@@ -435,6 +445,12 @@ class HFGenerator(_HFModel):
         """An answer's text: its tokens without the end token, special tokens dropped."""
         body = tokens[:-1] if tokens and tokens[-1] in self.eos else tokens
         return self._tok.decode(body, skip_special_tokens=True).strip()
+
+
+def _cache_keyword(model: Any) -> str:
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def make_sampler(streams: Sequence[tuple[int, int]], temperature: float, top_p: float) -> Any:

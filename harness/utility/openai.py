@@ -28,6 +28,9 @@ class OpenAIGenerator:
     def __init__(self, spec: ModelSpec, where: str = "utility.generator"):
         opts = dict(spec.options)
         self.spec, self.where = spec, where
+        # ΔSePer reads the answers' log-probabilities; end-to-end RAG and its judge read the
+        # text alone, so any chat or completions server will do
+        self.logprobs = where.split(".", 1)[0] == "utility"
         self.model = str(spec.model)
         self.api_kind = opts.get("api", "completions")
         if self.api_kind not in APIS:
@@ -76,11 +79,11 @@ class OpenAIGenerator:
             }
             if self.api_kind == "chat":
                 body["messages"] = [{"role": "user", "content": prompts[i]}]
-                body["logprobs"] = True
+                body.update({"logprobs": True} if self.logprobs else {})
                 path = "chat/completions"
             else:
                 body["prompt"] = prompts[i]
-                body["logprobs"] = 1
+                body.update({"logprobs": 1} if self.logprobs else {})
                 path = "completions"
             return self.api.post(
                 path,
@@ -106,17 +109,19 @@ class OpenAIGenerator:
             try:
                 if self.api_kind == "chat":
                     text = c["message"]["content"] or ""
-                    lps = [t["logprob"] for t in (c["logprobs"] or {}).get("content") or []]
+                    lps = [t["logprob"] for t in (c["logprobs"] or {}).get("content") or []
+                           ] if self.logprobs else []  # fmt: skip
                 else:
                     text = c["text"] or ""
-                    lps = list((c["logprobs"] or {}).get("token_logprobs") or [])
+                    lps = list((c["logprobs"] or {}).get("token_logprobs") or []
+                               ) if self.logprobs else []  # fmt: skip
             except (KeyError, TypeError, AttributeError):
                 raise HarnessError(
                     f"{masked_url(self.api.base_url)} answered without token log-probabilities for "
                     f"{self.where} {self.model}; ΔSePer needs an endpoint that returns them "
                     f"(logprobs), e.g. vLLM"
                 ) from None
-            if text.strip() and not lps:
+            if self.logprobs and text.strip() and not lps:
                 raise HarnessError(
                     f"{masked_url(self.api.base_url)} returned no token log-probabilities for "
                     f"{self.where} {self.model}; ΔSePer needs them; use an endpoint that "

@@ -159,6 +159,7 @@ CASES = [
         expect="eligibility@5 needs a judge that reads eligibility",
     ),
     R("rag-garage-no-judge-model", "metrics=garage", expect="rag.judge_model.model"),
+    R("rag-section-unused", "+rag=e2e", expect="but no rag metric is asked for"),
     R(
         "rag-device-list-custom",
         "+rag=e2e",

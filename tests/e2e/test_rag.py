@@ -373,6 +373,26 @@ def test_a_custom_judge_class_from_the_command_line(files, tmp_path):
     assert "3 unreadable (closed_book: 1, e2e@1: 1, e2e@2: 1; NaN)" in res.stderr
     doc = json.loads((tmp_path / "results/capitals/stub/metrics.json").read_text("utf-8"))
     assert doc["rag"]["judging"]["e2e@1"]["agreement_with_lexical"]["kappa"] == 1.0
+    # the leaderboard's default K (10) is not held: no plot, and a note saying which K is
+    board = leaderboard("--no-significance", "--table", "rag", cwd=tmp_path)
+    assert "no coverage-types plot at K = 10 for capitals" in board.stderr
+    assert "--k 2 draws it" in board.stderr
+
+
+def test_the_rag_table_says_when_verdicts_were_unknown_on_one_side():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from harness.report.leaderboard.rag import _uneven
+
+    def cell(closed, e2e):
+        return SimpleNamespace(values={"closed_book": np.array(closed), "e2e@1": np.array(e2e)})
+
+    nan = math.nan
+    even, odd = cell([1.0, nan], [0.0, nan]), cell([1.0, nan], [0.0, 1.0])
+    assert not _uneven({"a": even}, [1])
+    assert _uneven({"a": even, "b": odd}, [1])
 
 
 @pytest.mark.parametrize(

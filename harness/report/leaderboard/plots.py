@@ -4,6 +4,7 @@ scatter. Each function returns the files it wrote."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,9 @@ from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import order
 
 DPI = 150
+
+
+log = logging.getLogger("harness.report")
 
 
 def _plt():
@@ -391,7 +395,16 @@ def coverage_types(board: Board, corpora: list[str], out: Path, k: int = 10) -> 
     written in its segment. Corpora without such cells get no panel."""
     from metrics.rag import TYPES
 
-    drawn = [c for c in corpora if any(str(k) in _types(e) for e in board.cells[c].values())]
+    with_rag = [c for c in corpora if any(_types(e) for e in board.cells[c].values())]
+    drawn = [c for c in with_rag if any(str(k) in _types(e) for e in board.cells[c].values())]
+    if len(drawn) < len(with_rag):  # say so, rather than leave a plot out silently
+        held = sorted(
+            {int(x) for c in with_rag for e in board.cells[c].values() for x in _types(e)}
+        )
+        log.info(
+            f"no coverage-types plot at K = {k} for {', '.join(sorted(set(with_rag) - set(drawn)))}"
+            f": its cells hold e2e@K at K = {', '.join(map(str, held))}; --k {held[-1]} draws it"
+        )
     if not drawn:
         return []
     plt = _plt()
@@ -418,7 +431,7 @@ def coverage_types(board: Board, corpora: list[str], out: Path, k: int = 10) -> 
         ax.set_ylim(0, 100)
         ax.set_axisbelow(True)  # the grid behind the bars
         ax.set_title(corpus)
-    axes[0, 0].set_ylabel("share of answerable queries (%)")
+    axes[0, 0].set_ylabel("share of the queries judged (%)")
     _legend_outside(fig, axes.flat, len(TYPES))
     fig.suptitle(
         f"Coverage types at K = {k}: closed-book correct x PerfRecall@{k} = 1\n"

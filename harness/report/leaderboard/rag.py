@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from harness.cell.result import Evaluation
 from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import (
@@ -102,9 +104,26 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
     ]
     table.rows.append((f"Average ({len(names)})", average))
     table.notes = [shape.note, *settings_note(cells, "rag", _describe)]
+    if shape is RARE and _uneven(cells, ks):
+        table.notes.append(
+            "Some verdicts could not be read: E2E and Param-only are then means over slightly "
+            "different queries, and RAG Gain, the mean of the per-query gains where both are "
+            "known, differs from their difference (docs/rag.md)"
+        )
     table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
     table.notes += not_shown
     return table
+
+
+def _uneven(cells: dict[str, Evaluation], ks: list[int]) -> bool:
+    """Whether some cell has e2e@K where closed_book is unknown, or the other way round."""
+    for e in cells.values():
+        closed = e.values.get("closed_book")
+        for k in ks:
+            e2e = e.values.get(f"e2e@{k}")
+            if closed is not None and e2e is not None and (np.isnan(closed) != np.isnan(e2e)).any():
+                return True
+    return False
 
 
 def _describe(section: dict) -> str:

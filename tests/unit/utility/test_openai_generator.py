@@ -55,6 +55,17 @@ def test_no_logprobs_is_one_line(fake_openai, monkeypatch):
     assert "\n" not in str(info.value)
 
 
+def test_rag_reads_text_alone_from_a_chat_server_without_logprobs(fake_openai, monkeypatch):
+    """End-to-end RAG and its judge read answers as text: no logprobs asked for or needed."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    choices = [{"index": 0, "message": {"content": " Paris "}}]
+    fake_openai.script(Reply(json={"choices": choices}))
+    spec = ModelSpec("openai", "m", options={"base_url": fake_openai.url, "api": "chat"})
+    out = OpenAIGenerator(spec, "rag.generator").sample(["Q?"], seeds=[1], **{**KW, "n": 1})
+    assert out == [[("Paris", [])]]
+    assert "logprobs" not in fake_openai.requests[0].body
+
+
 def test_wrong_number_of_choices_is_retried(fake_openai, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     good = [{"index": i, "text": "x", "logprobs": {"token_logprobs": [-1.0]}} for i in (0, 1)]
