@@ -194,10 +194,16 @@ def _redqa_corpus(path: Path, raw: Any) -> dict[str, Chunk]:
                 f"{path}: corpus chunk '{cid}' needs a string 'content' field "
                 f"(found {type(text).__name__})"
             )
+        title = entry.get("title")  # optional; prompts show it (rag.passage's {title})
+        if title is not None and not isinstance(title, str):
+            raise BenchmarkError(
+                f"{path}: corpus chunk '{cid}': 'title' must be a string (found "
+                f"{type(title).__name__}); leave it out for an untitled chunk"
+            )
         when = entry.get("date")  # the error's place is spelled out only when there is a date
         if when is not None:
             when = parse_date(when, f"{path}: corpus chunk '{cid}': 'date'")
-        corpus[cid] = Chunk(cid, text, date=when)
+        corpus[cid] = Chunk(cid, text, title or "", date=when)
     return corpus
 
 

@@ -86,6 +86,21 @@ def test_bad_corpus_entry(tmp_path):
         load_redqa(path, name="b")
 
 
+def test_a_chunk_title_is_read_and_shown_in_prompts(tmp_path):
+    from harness.rag.spec import RagSpec
+    from harness.utility.compute import passages_text
+
+    corpus = {"c1": {"content": "Paris is big.", "title": "Paris"}, "c2": {"content": "x"}}
+    path = write_redqa(tmp_path / "b.json", corpus=corpus)
+    bench = load_redqa(path, name="b")
+    assert (bench.corpus["c1"].title, bench.corpus["c2"].title) == ("Paris", "")
+    spec = RagSpec.from_config({"generator": {"backend": "custom", "target": "a.B"}})
+    assert passages_text(bench, ["c1", "c2"], spec) == "Doc 1(Title: Paris) Paris is big.\nDoc 2: x"
+    bad = write_redqa(tmp_path / "t.json", corpus={"c1": {"content": "x", "title": 3}})
+    with pytest.raises(BenchmarkError, match="corpus chunk 'c1': 'title' must be a string"):
+        load_redqa(bad, name="t")
+
+
 def test_unknown_format():
     with pytest.raises(ConfigError, match="corpus.format is 'csv'"):
         load_benchmark({"format": "csv", "path": "x"})
