@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.cli import assert_one_line_error, compare, harness, leaderboard
 from tests.helpers.markdown import squeeze
-from tests.helpers.rag_stub import FirstLetterJudge, RagStub
+from tests.helpers.rag_stub import FirstLetterJudge, RagStub, same, write_fixture
 
 STUB = "tests.helpers.rag_stub.RagStub"
 CORPUS = {
@@ -63,13 +63,7 @@ METRICS = "[perfrecall,e2e,closed_book,rag_gain,parametric_gain]"
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("rag")
-    bench = folder / "capitals.json"
-    bench.write_text(json.dumps({"metadata": {}, "queries": QUERIES, "corpus": CORPUS}))
-    lines = [f"{q} Q0 {d} {r + 1} {2 - r} stub" for q, ds in RUN.items() for r, d in enumerate(ds)]
-    run = folder / "stub.trec"
-    run.write_text("\n".join(lines) + "\n")
-    return bench, run
+    return write_fixture(tmp_path_factory.mktemp("rag"), "capitals", QUERIES, CORPUS, RUN)
 
 
 def cli_args(bench: Path, run: Path, cache: Path, *extra: str) -> list[str]:
@@ -101,10 +95,6 @@ def expected_per_query() -> dict[str, list[float]]:
         out[f"rag_gain@{k}"] = [e - c for e, c in zip(E2E, CLOSED)] + nan
         out[f"parametric_gain@{k}"] = [e - p for e, p in zip(E2E, PR[k])] + nan
     return out
-
-
-def same(got: list[float], want: list[float]) -> bool:
-    return all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(got, want, strict=True))
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers.cli import assert_one_line_error, harness, leaderboard
 from tests.helpers.markdown import squeeze
-from tests.helpers.rag_stub import GarageJudge, GarageStub
+from tests.helpers.rag_stub import GarageJudge, GarageStub, same, write_fixture
 
 CORPUS = {
     "p1": {"content": "Paris is the capital of France."},
@@ -71,22 +71,9 @@ FAMILIES = (
 )
 
 
-def same(got, want) -> bool:
-    return all(
-        (math.isnan(a) and math.isnan(b)) or math.isclose(a, b)
-        for a, b in zip(got, want, strict=True)
-    )
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("garage")
-    bench = folder / "garage.json"
-    bench.write_text(json.dumps({"metadata": {}, "queries": QUERIES, "corpus": CORPUS}))
-    lines = [f"{q} Q0 {d} {r + 1} {2 - r} stub" for q, ds in RUN.items() for r, d in enumerate(ds)]
-    run = folder / "stub.trec"
-    run.write_text("\n".join(lines) + "\n")
-    return bench, run
+    return write_fixture(tmp_path_factory.mktemp("garage"), "garage", QUERIES, CORPUS, RUN)
 
 
 def cli_args(bench: Path, run: Path, cache: Path, *extra: str) -> list[str]:

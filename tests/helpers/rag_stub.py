@@ -9,7 +9,10 @@ built itself (backend custom)."""
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from pathlib import Path
 
 CLOSED = {
     "What is the capital of France?": "Paris",
@@ -148,3 +151,22 @@ class GarageJudge:
 
     def deflection(self, items):
         return ["declines" if "cannot" in it.answer else "answers" for it in items]
+
+
+def write_fixture(folder: Path, name: str, queries: list, corpus: dict, run: dict) -> tuple:
+    """<folder>/<name>.json (RedQA JSON) and <folder>/stub.trec (`run`: query -> ranked ids,
+    scores 2, 1, ...): the benchmark and run files of a rag test."""
+    bench = folder / f"{name}.json"
+    bench.write_text(json.dumps({"metadata": {}, "queries": queries, "corpus": corpus}))
+    lines = [f"{q} Q0 {d} {r + 1} {2 - r} stub" for q, ds in run.items() for r, d in enumerate(ds)]
+    path = folder / "stub.trec"
+    path.write_text("\n".join(lines) + "\n")
+    return bench, path
+
+
+def same(got, want) -> bool:
+    """Per-query values equal, NaN where NaN."""
+    return all(
+        (math.isnan(a) and math.isnan(b)) or math.isclose(a, b)
+        for a, b in zip(got, want, strict=True)
+    )
