@@ -21,15 +21,22 @@ from harness.core.errors import HarnessError
 from harness.core.paths import cache_dir
 from harness.core.run import Run
 from harness.core.types import Benchmark
-from harness.rag.garage import ATTRIBUTION, GARAGE, attribution_values, citing, garage_values
+from harness.rag.garage import (
+    ATTRIBUTION,
+    GARAGE,
+    attribution_values,
+    citing,
+    garage_values,
+    references,
+)
 from harness.rag.judges import (
-    ASKED_BY,
     LABELS,
     Item,
     Lexical,
     LLMJudge,
     NLIJudge,
     agreement,
+    asks_of,
     deflection,
     exact_match,
     token_f1,
@@ -75,11 +82,7 @@ def rag_values(
     judged_ks, garage_ks, cite_ks, deflect_ks = (
         ks(JUDGED), ks(GARAGE), ks(ATTRIBUTION), ks(DEFLECTION)
     )  # fmt: skip
-    needed: dict[str, str] = {}  # each ask -> the first metric that needs it
-    for m in metrics:
-        for a in ASKED_BY.get(m.family.name, ()):
-            needed.setdefault(a, m.name)
-    for ask, metric in sorted(needed.items()):
+    for ask, metric in sorted(asks_of(metrics).items()):
         _can_or_fail(chosen, ask, metric)
     forms = [answer_forms(q) for q in bench.queries]
     has_ref = [answer_defined(q, f) for q, f in zip(bench.queries, forms)]
@@ -135,7 +138,7 @@ def rag_values(
     asked_of = Asker(chosen, store)
     items, at = [], []
     for i, asked in enumerate(prompts):
-        refs = tuple(a for a in bench.queries[i].answers if a and a.strip())
+        refs = references(bench.queries[i])
         for key in asked:
             if has_ref[i] and asks_judged and (key is None or key in judged_ks):
                 items.append(Item(bench.queries[i].text, answer(i, key), refs))

@@ -86,6 +86,11 @@ def both(a: float, b: float) -> float:
     return math.nan if math.isnan(a) or math.isnan(b) else 1.0
 
 
+def references(query) -> tuple[str, ...]:
+    """The query's acceptable answers as the benchmark writes them, blank ones left out."""
+    return tuple(a for a in query.answers if a and a.strip())
+
+
 def garage_values(bench, run, metrics, answer, has_ref, asked_of, report) -> dict:
     """GaRAGe's per-query values: eligibility (no major issue), ufactuality and uraf
     (every sentence supported or needing no attribution, by the shown passages or by the
@@ -100,11 +105,8 @@ def garage_values(bench, run, metrics, answer, has_ref, asked_of, report) -> dic
     out: dict[str, np.ndarray] = {}
     eligible = {k: np.full(n, np.nan) for k in ks}
     if names & {"eligibility", "factuality", "raf"}:
-        items = [
-            Item(bench.queries[i].text, answer(i, k),
-                 tuple(a for a in bench.queries[i].answers if a.strip()))
-            for i, k in at
-        ]  # fmt: skip
+        items = [Item(bench.queries[i].text, answer(i, k), references(bench.queries[i]))
+                 for i, k in at]  # fmt: skip
         labels = asked_of("eligibility", items)
         for (i, k), lab in zip(at, labels):
             eligible[k][i] = np.nan if lab is None else float(lab != "major")
@@ -124,7 +126,8 @@ def garage_values(bench, run, metrics, answer, has_ref, asked_of, report) -> dic
             q = bench.queries[i]
             ids = shown(bench, run[q.query_id].ids[:k])
             if context == "relevant":
-                ids = [cid for cid in ids if cid in relevant(q)]
+                gold = relevant(q)
+                ids = [cid for cid in ids if cid in gold]
             texts = tuple(passage(bench, cid) for cid in ids)
             for sentence in sentences(answer(i, k)):
                 claims.append(Claim(q.text, sentence, texts))

@@ -96,6 +96,17 @@ ASKED_BY = {
     "factuality": ("eligibility", "support"),
     "raf": ("eligibility", "support"),
 }
+
+
+def asks_of(metrics) -> dict[str, str]:
+    """Each question the metrics ask the judge -> the first metric that asks it."""
+    out: dict[str, str] = {}
+    for m in metrics:
+        for ask in ASKED_BY.get(m.family.name, ()):
+            out.setdefault(ask, m.name)
+    return out
+
+
 LABELS = {ask: (*dict.fromkeys(replies.values()), None) for ask, (replies, _) in ASKS.items()}
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError, did_you_mean
-from harness.rag.judges import ASKED_BY, VERDICT_PROMPT
+from harness.rag.judges import VERDICT_PROMPT, asks_of
 from harness.utility.spec import (
     PASSAGE,
     PASSAGE_UNTITLED,
@@ -118,10 +118,7 @@ class RagSpec:
         """Each metric's questions need a judge that answers them: GaRAGe's eligibility and
         sentence support only the llm judge or a custom class with those methods; a verdict
         every judge but a custom class without judge() (checked on the class, not built)."""
-        needed: dict[str, str] = {}  # each ask -> the first metric that needs it
-        for m in metrics:
-            for a in ASKED_BY.get(m.family.name, ()):
-                needed.setdefault(a, m.name)
+        needed = asks_of(metrics)
         if not needed or self.judge_object is not None or self.judge == "llm":
             return
         for ask, metric in sorted(needed.items()):

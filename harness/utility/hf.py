@@ -273,6 +273,12 @@ class HFGenerator(_HFModel):
         pad = tok.pad_token_id if tok.pad_token_id is not None else gc.pad_token_id
         self.pad = pad if pad is not None else (self.eos[0] if self.eos else 0)
         self.context = context_limit(model.config, tok)
+        import inspect
+
+        # read once: the prefill and generate() look up what the model's forward takes
+        self.forward_params = frozenset(inspect.signature(model.forward).parameters)
+        # transformers 5 names the key/value cache `cache`; earlier ones `past_key_values`
+        self.cache_keyword = "cache" if "cache" in self.forward_params else "past_key_values"
         # A clean generation config: the model's own defaults (repetition penalty, top-k, ...)
         # would otherwise reshape the distribution our sampler draws from.
         model.generation_config = GenerationConfig(
@@ -397,7 +403,7 @@ class HFGenerator(_HFModel):
                 do_sample=False,  # our processor draws; greedy then takes the drawn token
                 max_new_tokens=max_new_tokens,
                 logits_processor=LogitsProcessorList([sampler]),
-                **({} if cache is None else {_cache_keyword(model): cache}),
+                **({} if cache is None else {self.cache_keyword: cache}),
             )
         drawn: list[tuple[list[int], list[float]]] = []
         for b, toks in enumerate(seqs[:, width:].tolist()):
@@ -424,17 +430,14 @@ class HFGenerator(_HFModel):
         (generate then prefills each sequence itself)."""
         if ids.shape[1] < 2:
             return None
-        import inspect
-
         kwargs: dict[str, Any] = {}
-        params = inspect.signature(model.forward).parameters
+        params = self.forward_params  # every replica is the same model
         if "logits_to_keep" in params:  # the prefill's logits are not used: keep one
             kwargs["logits_to_keep"] = 1
         if "position_ids" in params:  # as generate() makes them from the mask
             kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)[:, :-1]
         out = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], use_cache=True, **kwargs)
-        # transformers 5 names the key/value cache `cache`; earlier ones `past_key_values`
-        cache = getattr(out, _cache_keyword(model), None)
+        cache = getattr(out, self.cache_keyword, None)
         if cache is None or not callable(getattr(cache, "batch_repeat_interleave", None)):
             return None
         if n > 1:
@@ -445,12 +448,6 @@ class HFGenerator(_HFModel):
         """An answer's text: its tokens without the end token, special tokens dropped."""
         body = tokens[:-1] if tokens and tokens[-1] in self.eos else tokens
         return self._tok.decode(body, skip_special_tokens=True).strip()
-
-
-def _cache_keyword(model: Any) -> str:
-    import inspect
-
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def make_sampler(streams: Sequence[tuple[int, int]], temperature: float, top_p: float) -> Any:
