@@ -6,9 +6,9 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -229,7 +229,8 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
             return _rescore(stored, plan, bench, doc, strata_path, label, notes, hint)
         if verdict:
             notes.append(verdict)
-        if _same_identity(stored, plan):  # recomputed: still every metric the cell had
+        mine, theirs = _identities(stored, plan)
+        if mine == theirs:  # recomputed: still every metric the cell had
             metrics = _union(stored, plan)
             # stored model values belong to the old ranked list or data; a run without
             # their section has no model to compute them again
@@ -355,11 +356,6 @@ def _identities(stored: Evaluation, plan: CellPlan) -> tuple[dict[str, Any], dic
     return mine, identity(config["retriever"], config["retrieval"]["depth"])
 
 
-def _same_identity(stored: Evaluation, plan: CellPlan) -> bool:
-    mine, theirs = _identities(stored, plan)
-    return mine == theirs
-
-
 def _union(stored: Evaluation, plan: CellPlan) -> list:
     """The stored cell's metrics and the ones asked for, in registry order (group first)."""
     from metrics.registry import ordered, parse_metric
@@ -460,29 +456,14 @@ def _stored_spec(config: Mapping[str, Any]) -> dict[str, Any]:
     return {k: strata.get(k) for k in StrataSpec().as_config()}
 
 
-@dataclass(frozen=True)
-class _DataId:
-    """What deciding that a stored cell is up to date needs of a benchmark: its name and
-    data checksum (harness.data.benchmarks.files_checksum), not its contents."""
-
-    name: str
-    checksum: str
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """Nothing of labels or dates is known unparsed: a strata file's relevance settings
-        are checked where the benchmark is read (a changed `relevance` already makes the
-        stored cell differ)."""
-        return {}
-
-
 def _up_to_date(plan: CellPlan, name: str, label) -> Evaluation | None:
     """The stored cell, shown from disk, when it is up to date and that can be decided from
     the data files' checksum alone (a RedQA file, a BEIR folder: no parsing, no judging);
     None otherwise, and the run goes on the ordinary road (which decides it from the data)."""
     from harness.data.benchmarks import data_files, files_checksum
 
-    local = None if plan.force or _strata_mode(plan) == "build" else data_files(plan.corpus)
+    building = plan.semantic and plan.config["strata"].get("mode") == "build"
+    local = None if plan.force or building else data_files(plan.corpus)
     if local is None:
         return None
     corpus, files = local
@@ -491,7 +472,9 @@ def _up_to_date(plan: CellPlan, name: str, label) -> Evaluation | None:
     stored = _stored(plan.results_dir / corpus / name, plan.force, quiet=True)
     if stored is None or stored.earlier:
         return None
-    data = _DataId(corpus, files_checksum(files))
+    # what the up-to-date check needs of a benchmark, unparsed: no labels or dates are known
+    # (a changed `relevance` already makes the stored cell differ)
+    data = SimpleNamespace(name=corpus, checksum=files_checksum(files), metadata={})
     if stored.checksum != data.checksum:
         return None
     doc, strata_path, hint = None, None, None
@@ -501,10 +484,6 @@ def _up_to_date(plan: CellPlan, name: str, label) -> Evaluation | None:
     if _against_stored(stored, plan, data, doc, strata_path, label) != "same":
         return None
     return _shown(stored, hint, plan.metric_names)
-
-
-def _strata_mode(plan: CellPlan) -> str | None:
-    return (plan.config.get("strata") or {}).get("mode") if plan.semantic else None
 
 
 def _shown(stored: Evaluation, hint, shown: Sequence[str]) -> Evaluation:
@@ -531,19 +510,17 @@ def _rescore(stored: Evaluation, plan, bench, doc, strata_path, label, notes, hi
     scores = read_run(cell_dir / "run.trec")  # as scored: run.unknown_ids was applied to it
     run = Run.from_scores(stored.retriever, scores, plan.depth, bench.vocab)
     config = _with_metrics(plan.config, union)
-    carried = {}
-    for s in SECTIONS:
-        # the cell's own model values (costly) stay, with the settings they were made with,
-        # when this run asks for none of them; a run that asks for one computes them all
-        if s.names(union) and not s.names(plan.metrics):
-            carried.update({n: stored.values[n] for n in s.names(union)})
-            config[s.key] = stored.config.get(s.key)
+    # the cell's own model values (costly) stay, with the settings they were made with,
+    # when this run asks for none of them; a run that asks for one computes them all
+    kept = [s for s in SECTIONS if s.names(union) and not s.names(plan.metrics)]
+    carried = {n: stored.values[n] for s in kept for n in s.names(union)}
+    for s in kept:
+        config[s.key] = stored.config.get(s.key)
     scored = score(
         plan, bench, run, metrics=union, doc=doc, strata_path=strata_path, carried=carried
     )
-    for s in SECTIONS:  # a carried section's stored block (what its models reported) stays
-        if s.names(union) and not s.names(plan.metrics):
-            scored.kept[s.key] = getattr(stored.scored, s.key, None)
+    # a carried section's stored block (what its models reported) stays
+    scored.kept.update({s.key: getattr(stored.scored, s.key, None) for s in kept})
     scored.complete()
     timings = {k: v for k, v in stored.timings.items() if k.endswith("_s")}
     timings.update(cost_timings(scored.costs))

@@ -59,9 +59,7 @@ class CellPlan:
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> CellPlan:
         """Check a resolved config (a dict) and make the plan; bad values raise ConfigError."""
-        force = cfg.get("force", False)
-        if not isinstance(force, bool):
-            raise ConfigError(f"force must be true or false, got {force!r}")
+        force = check_flag(cfg.get("force", False), "force")
         # how a run is started and shown is not what a cell depends on
         config = {k: v for k, v in cfg.items() if k not in ("force", "report")}
         for section in SECTIONS:  # the schema's empty default: a cell without it
@@ -86,12 +84,7 @@ class CellPlan:
             raise ConfigError(f"run must be a section (run.unknown_ids=keep|drop), got {run!r}")
         unknown_ids = check_unknown_ids(run.get("unknown_ids", "keep"))
         config["run"] = {**run, "unknown_ids": unknown_ids}  # recorded, so reruns can compare
-        runtime = Runtime(
-            **{
-                k: config.get(k, d)
-                for k, d in (("device", "auto"), ("cache", True), ("cache_dir", None))
-            }
-        )
+        runtime = Runtime(**{k: config[k] for k in ("device", "cache", "cache_dir") if k in config})
         from retrievers.encoders import parse_devices  # checked even where no model runs
 
         parse_devices(runtime.device)

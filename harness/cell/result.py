@@ -285,27 +285,22 @@ class Evaluation:
     def means(self):
         """DataFrame: one row per stratum (overall, hop=1, ...), columns n and each metric's
         mean (fractions, not %); no statistics are computed for it."""
-        records = [
-            {"stratum": stratum, "n": s["n"]}
-            | {m: np.nan if s["mean"][m] is None else s["mean"][m] for m in self.metrics}
-            for stratum, s in self._strata_rows(self.scored.means)
-        ]
-        return self._frame(records, "stratum")
+        return self._means_frame(self.scored.means, ci=False)
 
     @property
     def summary(self):
         """DataFrame: one row per stratum (overall, hop=1, ...), columns n, each metric's mean
         and, with bootstrap CIs, `<metric> ci_low` / `<metric> ci_high` (fractions, not %).
         The CIs are bootstrapped on first use (`means` has the same rows without them)."""
+        return self._means_frame(self.scored.intervals, ci=True)
+
+    def _means_frame(self, summaries, ci: bool):
         records = []
-        for stratum, s in self._strata_rows(self.scored.intervals):
+        for stratum, s in self._strata_rows(summaries):
             rec: dict[str, Any] = {"stratum": stratum, "n": s["n"]}
-            for m in self.metrics:
-                rec[m] = np.nan if s["mean"][m] is None else s["mean"][m]
-            for m in self.metrics:
-                if "ci" in s:
-                    lo, hi = s["ci"][m] or (np.nan, np.nan)
-                    rec[f"{m} ci_low"], rec[f"{m} ci_high"] = lo, hi
+            rec.update({m: np.nan if s["mean"][m] is None else s["mean"][m] for m in self.metrics})
+            for m in self.metrics if ci and "ci" in s else ():
+                rec[f"{m} ci_low"], rec[f"{m} ci_high"] = s["ci"][m] or (np.nan, np.nan)
             records.append(rec)
         return self._frame(records, "stratum")
 

@@ -247,24 +247,13 @@ def read_metrics(path: Path, *, with_earlier: bool = False):
     shape = _bad_shape(doc)
     if shape:
         raise HarnessError(f"{metrics_file}: {shape}; the file is damaged, rerun that cell")
-    bad = _not_numeric(doc.get("results"), "results") or _not_numeric(
-        doc.get("variance"), "variance"
-    )
-    semantic = doc.get("semantic")
-    for part in (
-        "aggregates",
-        "grid",
-        "hop_grid",
-        "coverage",
-        "tertiles",
-        "clusters",
-        "population",
-    ):
-        if not bad and isinstance(semantic, dict):
-            bad = _not_numeric(semantic.get(part), f"semantic.{part}")
-    for name, diag in (doc.get("diagnostics") or {}).items():
-        if not bad and isinstance(diag, dict):
-            bad = _not_numeric(diag.get("value"), f"diagnostics.{name}.value")
+    # _bad_shape has typed these blocks; the first non-number found is the error
+    semantic = doc["semantic"] if isinstance(doc.get("semantic"), dict) else {}
+    diagnostics = [(n, d) for n, d in (doc.get("diagnostics") or {}).items() if isinstance(d, dict)]
+    checks = [("results", doc.get("results")), ("variance", doc.get("variance"))]
+    checks += [(f"semantic.{part}", semantic.get(part)) for part in _SEMANTIC_PARTS]
+    checks += [(f"diagnostics.{n}.value", d.get("value")) for n, d in diagnostics]
+    bad = next((b for where, obj in checks if (b := _not_numeric(obj, where))), None)
     if bad:
         raise HarnessError(
             f"{metrics_file}: {bad} is not a number; the file is damaged, rerun that cell"
@@ -316,6 +305,9 @@ def migrate(doc: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return doc, (f"{schema}: no {', no '.join(lacks)}" if lacks else None)
 
 
+# the semantic block's numeric parts, in the order read_metrics checks them
+_SEMANTIC_PARTS = "aggregates grid hop_grid coverage tertiles clusters population".split()
+
 # metrics/2's metric families (lower case, as it parsed them) -> the current printed prefix
 _V2_FAMILIES = {
     "coverage": "coverage",
@@ -364,12 +356,7 @@ def _v2_name(name: str) -> str | None:
 
 def _earlier_names(doc: Mapping[str, Any]) -> dict[str, str]:
     """An earlier cell's metric names -> the current ones (those that changed)."""
-    out = {}
-    for name in doc["metrics"]:
-        new = _v2_name(name)
-        if new is not None and new != name:
-            out[name] = new
-    return out
+    return {n: new for n in doc["metrics"] if (new := _v2_name(n)) is not None and new != n}
 
 
 def _renamed(doc: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
@@ -383,12 +370,10 @@ def _renamed(doc: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
     def summary(s):
         return {stat: keys(v) for stat, v in s.items()} if isinstance(s, dict) else s
 
-    results = {}
-    for strat, block in doc["results"].items():
-        if strat == "overall":
-            results[strat] = summary(block)
-        else:
-            results[strat] = {lab: summary(s) for lab, s in block.items()}
+    results = {
+        strat: summary(b) if strat == "overall" else {lab: summary(s) for lab, s in b.items()}
+        for strat, b in doc["results"].items()
+    }
     out = dict(doc, metrics=[names.get(m, m) for m in doc["metrics"]], results=results)
     if isinstance(doc.get("variance"), dict):
         out["variance"] = keys(doc["variance"])
@@ -520,9 +505,7 @@ def check_means(path: Path, values: Mapping[str, np.ndarray], doc: Mapping[str, 
             continue
         mine = aggregate(column[~np.isnan(column)], aggregate_of(metric))
         theirs = means[metric]
-        same = (mine is None and theirs is None) or (
-            mine is not None and theirs is not None and abs(mine - theirs) <= 1e-9
-        )
+        same = mine == theirs if None in (mine, theirs) else abs(mine - theirs) <= 1e-9
         if not same:
             raise HarnessError(
                 f"{path}: the {metric} values average to {mine} but metrics.json says "

@@ -180,5 +180,12 @@ def split_flags(
     return rest, found
 
 
-def wants_help(argv: Sequence[str]) -> bool:
-    return any(a in ("--help", "-h") for a in argv)
+def verb_args(
+    argv: Sequence[str] | None, help_text: str, flags: Sequence[str] = (), values=()
+) -> tuple[list[str], dict[str, Any]] | None:
+    """A Hydra verb's arguments (`split_flags`), or None once `--help` printed its text."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if any(a in ("--help", "-h") for a in args):
+        print(help_text, end="")
+        return None
+    return guarded(split_flags, args, flags, values)

@@ -94,15 +94,8 @@ def _options(args: argparse.Namespace) -> Options:
                 f"and intervals to about 0.0001), got {getattr(args, flag)}"
             )
     names = [n.strip() for item in args.metric for n in item.split(",") if n.strip()]
-    return Options(
-        metrics=names or None,
-        max_drop=args.max_drop,
-        alpha=args.alpha,
-        min_queries=args.min_queries,
-        permutations=args.permutations,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-    )
+    given = ("max_drop", "alpha", "min_queries", "permutations", "bootstrap", "seed")
+    return Options(metrics=names or None, **{k: getattr(args, k) for k in given})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,11 +7,10 @@ results/<corpus>/diagnostics.json, which the leaderboard shows in the Table 3 he
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-from harness.cli.common import guarded, split_flags, wants_help
+from harness.cli.common import verb_args
 from harness.cli.hydra_app import launch
 
 HELP = """\
@@ -67,10 +66,7 @@ def diagnose(cfg: dict[str, Any], embedder_name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if wants_help(args):
-        print(HELP, end="")
-        return
-    rest, found = guarded(split_flags, args, (), ("embedder",))
-    name = found.get("embedder", "minilm")
-    launch(lambda cfg: diagnose(cfg, name), rest)
+    parsed = verb_args(argv, HELP, values=("embedder",))
+    if parsed is not None:
+        rest, found = parsed
+        launch(lambda cfg: diagnose(cfg, found.get("embedder", "minilm")), rest)

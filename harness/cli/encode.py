@@ -11,12 +11,11 @@ queries are few: slice 0 encodes them (an unsliced run too).
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.cli.common import fail, wants_help
+from harness.cli.common import guarded, verb_args
 from harness.cli.hydra_app import launch
 from harness.core.errors import ConfigError
 
@@ -186,13 +185,8 @@ def check_shards(argv: Sequence[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if wants_help(args):
-        print(HELP, end="")
-        return
-    args = own_keys(args)
-    try:
-        check_shards(args)
-    except ConfigError as exc:
-        fail(str(exc))
-    launch(encode, args)
+    parsed = verb_args(argv, HELP)
+    if parsed is not None:
+        args = own_keys(parsed[0])
+        guarded(check_shards, args)
+        launch(encode, args)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.cli.common import fail, frozen_heap, guarded
+from harness.cli.common import frozen_heap, guarded
 
 
 def launch(
@@ -25,14 +25,10 @@ def launch(
     import hydra
 
     from harness.cli.hydra_conf import check_flags, check_overrides, register
-    from harness.core.errors import HarnessError
     from harness.core.paths import conf_dir
 
     own = {"--force": "force=true", **(flags or {})}
-    try:
-        check_flags(argv, [*own, *handled])
-    except HarnessError as exc:
-        fail(str(exc))
+    guarded(check_flags, argv, [*own, *handled])
     argv = [own.get(a, a) for a in argv]
 
     from harness.cli import sweep
@@ -52,11 +48,8 @@ def launch(
             return
         # A sweep, a Hydra flag, or overrides Hydra could not compose: check them first (one
         # error line with a did-you-mean), then hand the command line to hydra.main.
-        try:
-            check_overrides(argv)
-            _check_slurm(argv)
-        except HarnessError as exc:
-            fail(str(exc))
+        guarded(check_overrides, argv)
+        guarded(_check_slurm, argv)
 
         sys.argv = [sys.argv[0], *_multirun_first(argv)]
         hydra.main(version_base=None, config_path=str(conf_dir()), config_name="config")(_app)()

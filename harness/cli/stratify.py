@@ -8,11 +8,10 @@ cache), so a run finds the file this wrote.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from typing import Any
 
-from harness.cli.common import guarded, split_flags, wants_help
+from harness.cli.common import verb_args
 from harness.cli.hydra_app import launch
 
 log = logging.getLogger("harness")
@@ -68,9 +67,8 @@ def stratify(cfg: dict[str, Any], *, report: bool = False) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if wants_help(args):
-        print(HELP, end="")
-        return
-    rest, found = guarded(split_flags, args, ("report",))
-    launch(lambda cfg: stratify(cfg, report=found.get("report", False)), rest, handled=["--report"])
+    parsed = verb_args(argv, HELP, ("report",))
+    if parsed is not None:
+        rest, found = parsed
+        report = found.get("report", False)
+        launch(lambda cfg: stratify(cfg, report=report), rest, handled=["--report"])

@@ -102,9 +102,16 @@ def strata_params(cfg: Mapping[str, Any], extractor, embedder) -> dict[str, Any]
     seed = s["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ConfigError(f"strata.seed must be an integer in [0, 2^32), got {seed!r}")
+    return base_params(cfg, extractor, embedder.encoder.identity("document"))
+
+
+def base_params(cfg: Mapping[str, Any], extractor, embedder_identity: dict) -> dict[str, Any]:
+    """What strata depend on, in the strata file's order: the extractor's and embedder's
+    identities, k, τ, γ, seed and the SCC threshold."""
+    s = cfg["strata"]
     return {
         "extractor": {"name": cfg["extractor"]["name"], **extractor.identity()},
-        "embedder": {"name": s["embedder"], **embedder.encoder.identity("document")},
+        "embedder": {"name": s["embedder"], **embedder_identity},
         "k": s["k"],
         "tau": float(s["tau"]),
         "resolution": float(s["resolution"]),

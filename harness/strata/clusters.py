@@ -68,9 +68,9 @@ def leiden(graph: EntityGraph, *, resolution: float = 1.0, seed: int = 0) -> np.
     )
     raw = np.asarray(part.membership, dtype=np.int64)
     # renumber: largest cluster first, ties by smallest member
-    ids = np.unique(raw)
-    size = {c: int((raw == c).sum()) for c in ids}
-    first = {c: int(np.flatnonzero(raw == c)[0]) for c in ids}
-    order = sorted(ids, key=lambda c: (-size[c], first[c]))
-    remap = {c: i for i, c in enumerate(order)}
-    return np.asarray([remap[c] for c in raw], dtype=np.int64)
+    _, first, inverse, size = np.unique(
+        raw, return_index=True, return_inverse=True, return_counts=True
+    )
+    rank = np.empty(len(size), np.int64)
+    rank[np.lexsort((first, -size))] = np.arange(len(size))
+    return rank[inverse]

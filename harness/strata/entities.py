@@ -79,15 +79,10 @@ _TOKEN = re.compile(r"[^\W_](?:[\w'\u2019.&-]*[^\W_])?")
 _SENTENCE = re.compile(r"(?<=[.!?])[\"'\u201d)]*\s+")
 
 
-def _sentences(text: str) -> list[tuple[int, str]]:
-    """(offset, sentence) pieces; a full stop followed by space ends one (abbreviations split)."""
-    out, start = [], 0
-    for m in _SENTENCE.finditer(text):
-        out.append((start, text[start : m.end()]))
-        start = m.end()
-    if start < len(text):
-        out.append((start, text[start:]))
-    return out
+def _sentences(text: str) -> list[str]:
+    """The sentences; a full stop followed by space ends one (abbreviations split)."""
+    ends = [m.end() for m in _SENTENCE.finditer(text)]
+    return [text[a:b] for a, b in zip([0, *ends], [*ends, len(text)]) if a < b]
 
 
 def _words(sentence: str) -> list[tuple[str, int, int]]:
@@ -114,6 +109,9 @@ class _Candidate:
     start: int  # of the mention within the sentence
 
 
+_COUNTS = ("max_per_chunk", "max_words", "context_words", "min_df")  # positive integers
+
+
 class OfflineExtractor:
     """Rule-based names and concepts; fit on the corpus once (document frequencies, casing)."""
 
@@ -130,20 +128,13 @@ class OfflineExtractor:
         name: str = "offline",
         method: str = "keyphrase",
     ):
-        for key, value in (
-            ("max_per_chunk", max_per_chunk),
-            ("max_words", max_words),
-            ("context_words", context_words),
-            ("min_df", min_df),
-        ):
+        counts = (max_per_chunk, max_words, context_words, min_df)
+        for key, value in zip(_COUNTS, counts):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"extractor.{key} must be a positive integer, got {value!r}")
+            setattr(self, key, value)
         if not isinstance(max_df, (int, float)) or not 0 < max_df <= 1:
             raise ConfigError(f"extractor.max_df must be a share in (0, 1], got {max_df!r}")
-        self.max_per_chunk = max_per_chunk
-        self.max_words = max_words
-        self.context_words = context_words
-        self.min_df = min_df
         self.max_df = float(max_df)
         self._df: Counter[str] = Counter()
         self._n_docs = 0
@@ -152,21 +143,14 @@ class OfflineExtractor:
 
     def identity(self) -> dict:
         """What the extraction depends on (for cache keys and the strata file)."""
-        return {
-            "extractor": self.kind,
-            "version": 1,
-            "max_per_chunk": self.max_per_chunk,
-            "max_words": self.max_words,
-            "context_words": self.context_words,
-            "min_df": self.min_df,
-            "max_df": self.max_df,
-        }
+        settings = {k: getattr(self, k) for k in (*_COUNTS, "max_df")}
+        return {"extractor": self.kind, "version": 1, **settings}
 
     # -- candidates ---------------------------------------------------------------------------
 
     def _candidates(self, text: str, min_df: int) -> list[_Candidate]:
         out: list[_Candidate] = []
-        for _, sent in _sentences(text):
+        for sent in _sentences(text):
             words = _words(sent)
             out += self._names(sent, words)
             out += self._concepts(sent, words, min_df)
@@ -264,7 +248,7 @@ class OfflineExtractor:
         self._n_docs = 0
         texts = list(texts)
         for text in texts:  # casing first: _candidates reads it
-            for _, sent in _sentences(text):
+            for sent in _sentences(text):
                 for k, (tok, _, _) in enumerate(_words(sent)):
                     if tok.islower():
                         self._lower[tok] += 1
@@ -273,7 +257,7 @@ class OfflineExtractor:
         for text in texts:  # every name, and every sub-phrase of a concept run, once per chunk
             self._n_docs += 1
             keys = set()
-            for _, sent in _sentences(text):
+            for sent in _sentences(text):
                 words = _words(sent)
                 keys |= {normalise(c.name) for c in self._names(sent, words)}
                 for run in self._runs(words, sent):

@@ -86,20 +86,10 @@ def run_params(cfg: Mapping[str, Any], bench) -> dict[str, Any]:
     """The parameters a run can check without loading the extractor's corpus statistics or the
     embedder: the extractor's settings, the embedder's name, k, τ, γ, seed, SCC threshold,
     and for a labelled or dated benchmark the relevance settings (they shape its gold)."""
-    from harness.strata.build import make_extractor, relevance_param
+    from harness.strata.build import base_params, make_extractor, relevance_param
 
-    s = cfg["strata"]
     extractor = make_extractor(cfg["extractor"], {"cache": False})
-    return {
-        "extractor": {"name": cfg["extractor"]["name"], **extractor.identity()},
-        "embedder": {"name": s["embedder"]},
-        "k": s["k"],
-        "tau": float(s["tau"]),
-        "resolution": float(s["resolution"]),
-        "seed": int(s["seed"]),
-        "scc_min": s["scc_min"],
-        **relevance_param(cfg, bench),
-    }
+    return {**base_params(cfg, extractor, {}), **relevance_param(cfg, bench)}
 
 
 def ensure(

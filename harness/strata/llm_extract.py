@@ -70,12 +70,9 @@ class LLMExtractor:
         name: str = "llm",
         method: str = "llm",
     ):
-        for key, value, low in (
-            ("max_entities", max_entities, 1),
-            ("concurrency", concurrency, 1),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(f"extractor.{key} must be an integer >= {low}, got {value!r}")
+        for key, value in (("max_entities", max_entities), ("concurrency", concurrency)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"extractor.{key} must be an integer >= 1, got {value!r}")
         if not model:
             raise ConfigError("extractor.model is required, e.g. extractor.model=gpt-4o-mini")
         self.api = ApiClient(
@@ -89,7 +86,6 @@ class LLMExtractor:
             max_total_s=max_total_s,
         )
         self.model = str(model)
-        self.base_url = self.api.base_url
         self.temperature = float(temperature)
         self.max_entities = max_entities
         self.json_mode = bool(json_mode)

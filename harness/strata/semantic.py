@@ -128,13 +128,7 @@ def cluster_mass(chunk_clusters: Mapping[str, Sequence[int]]) -> tuple[dict[int,
     A chunk's primary cluster is, as for a query, the cluster holding most of its entities
     (one per entity; ties: smallest id). Chunks without an entity have none and are left
     out of the shares; returns (cluster -> share, chunks without a cluster)."""
-    primary = Counter()
-    without = 0
-    for mentions in chunk_clusters.values():
-        c = primary_cluster(mentions)
-        if c is None:
-            without += 1
-        else:
-            primary[c] += 1
+    clusters = (primary_cluster(mentions) for mentions in chunk_clusters.values())
+    primary = Counter(c for c in clusters if c is not None)
     total = sum(primary.values())
-    return {c: n / total for c, n in sorted(primary.items())}, without
+    return {c: n / total for c, n in sorted(primary.items())}, len(chunk_clusters) - total
