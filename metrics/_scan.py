@@ -110,7 +110,7 @@ def scan(flat, offsets, jcodes, jgrades, jstarts, cuts, level, width):  # pragma
 @njit(cache=True, nogil=True)
 def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points, cuts):  # pragma: no cover
     """What the measures beyond `scan` need, per query (judgments as for scan), by the rules
-    of trec_eval 9.0.8 and of ir_measures: relevant retrieved, bpref, infAP, the
+    of trec_eval 9.0.8 and of ir_measures: bpref, infAP, the
     interpolated precision at each recall level in `points`, and at each cut c of `cuts`
     (ascending, c >= 1) the judged chunks and ERR over the first c ranks.
 
@@ -121,7 +121,6 @@ def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points, cuts):  # 
     n = offsets.shape[0] - 1
     npts = points.shape[0]
     nc = cuts.shape[0]
-    rel_ret = np.zeros(n, np.int64)
     bpref = np.zeros(n, np.float64)
     infap = np.zeros(n, np.float64)
     iprec = np.zeros((n, npts), np.float64)
@@ -187,7 +186,6 @@ def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points, cuts):  # 
             judged_at[i, ci] = judged
             err_at[i, ci] = err
             ci += 1
-        rel_ret[i] = found
         bpref[i] = pref / nr if nr else 0.0
         infap[i] = inf / nr if nr else 0.0
         for p in range(npts):
@@ -211,4 +209,4 @@ def scan_trec(flat, offsets, jcodes, jgrades, jstarts, level, points, cuts):  # 
         while cur >= 0:
             iprec[i, cur] = best
             cur -= 1
-    return rel_ret, bpref, infap, iprec, judged_at, err_at
+    return bpref, infap, iprec, judged_at, err_at

@@ -89,10 +89,7 @@ def is_outdated(benchmark: Benchmark, query: Query, chunk_id: str) -> bool:
 def first_answer(texts: Texts, ids: Sequence[str], forms: Sequence[str], end: int) -> int | None:
     """0-based position of the first of `ids[:end]` whose text holds an answer, else None;
     scans in rank order and stops there, so chunks below it are never normalised."""
-    for p, cid in enumerate(ids[:end]):
-        if texts.holds(cid, forms):
-            return p
-    return None
+    return next((p for p, cid in enumerate(ids[:end]) if texts.holds(cid, forms)), None)
 
 
 def evaluate(

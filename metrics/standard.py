@@ -292,9 +292,6 @@ def _check_err_grades(judged: Judged) -> None:
 class TrecCounts:
     """What the second pass (metrics._scan.scan_trec) counts per query."""
 
-    num_ret: np.ndarray
-    num_rel: np.ndarray
-    num_rel_ret: np.ndarray
     bpref: np.ndarray
     infap: np.ndarray
     iprec: np.ndarray  # queries x recall levels
@@ -302,31 +299,16 @@ class TrecCounts:
     err_at: np.ndarray  # queries x cuts: ERR over the top c
 
 
-def trec_counts(
-    rankings: Sequence[Ranking | Sequence[str]] | Coded,
-    judged: Judged,
-    level: int,
-    points: Sequence[float],
-    cuts: Sequence[int] = (),
-) -> TrecCounts:
-    """Per query, as trec_eval and ir_measures compute them: chunks retrieved, relevant,
-    relevant retrieved, bpref, infAP, the interpolated precision at each recall level of
-    `points`, and judged chunks and ERR at each cut of `cuts` (ascending)."""
+def trec_counts(c: Coded, judged: Judged, level: int, points, cuts: Sequence[int]) -> TrecCounts:
+    """Per query, as trec_eval and ir_measures compute them: bpref, infAP, the interpolated
+    precision at each recall level of `points`, and judged chunks and ERR at each cut of
+    `cuts` (ascending)."""
     from metrics._scan import scan_trec
 
-    c = rankings if isinstance(rankings, Coded) else code(rankings, judged)
-    rel_ret, bpref, infap, iprec, judged_at, err_at = scan_trec(
-        c.flat,
-        c.offsets,
-        c.jcodes,
-        judged.grades,
-        c.jstarts,
-        level,
-        np.asarray(points, np.float64),
-        np.asarray(cuts, np.int64),
+    points, cuts = np.asarray(points, np.float64), np.asarray(cuts, np.int64)
+    return TrecCounts(
+        *scan_trec(c.flat, c.offsets, c.jcodes, judged.grades, c.jstarts, level, points, cuts)
     )
-    relevant = np.bincount(judged.rows[judged.grades >= level], minlength=len(c.offsets) - 1)
-    return TrecCounts(np.diff(c.offsets), relevant, rel_ret, bpref, infap, iprec, judged_at, err_at)
 
 
 @dataclass(frozen=True)

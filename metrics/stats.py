@@ -271,10 +271,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     valid = np.flatnonzero(~np.isnan(p))
     m = len(valid)
     order = valid[np.argsort(p[valid], kind="stable")]
-    running = 0.0
-    for i, idx in enumerate(order):
-        running = max(running, min(1.0, (m - i) * p[idx]))
-        out[idx] = running
+    out[order] = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))
     return out.tolist()
 
 

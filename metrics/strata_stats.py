@@ -11,6 +11,7 @@ stratification explains.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -174,9 +175,7 @@ def pool_small(labels: Sequence[Hashable], min_queries: int) -> list[Hashable]:
     """Labels with every stratum of fewer than `min_queries` queries renamed `small`: a
     one-query stratum is always "explained" by its own mean, so small strata are pooled
     before VRR is taken (they still get their own means everywhere else)."""
-    counts: dict[Hashable, int] = {}
-    for lab in labels:
-        counts[lab] = counts.get(lab, 0) + 1
+    counts = Counter(labels)
     return [SMALL if counts[lab] < min_queries else lab for lab in labels]
 
 

@@ -131,7 +131,7 @@ class Report:
     def per_query(self) -> list[tuple[str, str, float, bool]]:
         """(measure, qid, value, whether it is a count) for each query, then each measure."""
         shown = [
-            (_printed(name), series.tolist(), _is_count(name))
+            (_printed(name), series.tolist(), MEASURES[name.split("@")[0]].kind == "long")
             for name, series in self.values.items()
             if MEASURES[name.split("@")[0]].per_query
         ]
@@ -207,10 +207,6 @@ def _printed(name: str) -> str:
     if not at:
         return measure
     return f"{measure}_{float(param):.2f}" if measure == "iprec_at_recall" else f"{measure}_{param}"
-
-
-def _is_count(name: str) -> bool:
-    return MEASURES[name.split("@")[0]].kind == "long"
 
 
 def _values(rankings, judged, asked: Mapping[str, tuple], level: int) -> dict[str, np.ndarray]:

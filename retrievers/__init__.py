@@ -18,40 +18,25 @@ from harness.core.errors import ConfigError, unknown_name
 from retrievers.base import Retriever, check_retriever, is_encoder
 
 
-def _bm25(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
-    from retrievers.bm25 import BM25
-
-    return BM25(**params)
-
-
-def _run_file(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
-    from retrievers.run_file import RunFile
-
-    return RunFile(**params)
-
-
-def _dense(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
-    from retrievers.dense import Dense
-
-    return Dense(**params, **runtime)
-
-
-def _hybrid(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
-    from retrievers.hybrid import Hybrid
-
+def _parts(params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Retriever]:
+    """A hybrid's retrievers, each built from its config under retriever.parts."""
     parts = params.pop("parts", None) or {}
     if not isinstance(parts, Mapping) or len(parts) < 2:
         raise ConfigError(
             f"retriever '{params.get('name')}': a hybrid needs at least two retriever configs "
             "under retriever.parts"
         )
-    built = {key: build_retriever(part, runtime) for key, part in parts.items()}
-    return Hybrid(parts=built, **params)
+    return {key: build_retriever(part, runtime) for key, part in parts.items()}
 
 
-# type -> factory taking the config's remaining keys and the run-wide settings (device, cache);
-# heavy imports stay inside factories.
-FACTORIES = {"bm25": _bm25, "run_file": _run_file, "dense": _dense, "hybrid": _hybrid}
+# type -> the class the config's remaining keys build, imported when used (heavy imports);
+# dense also takes the run-wide settings (device, cache)
+BUILT_IN = {
+    "bm25": "retrievers.bm25.BM25",
+    "run_file": "retrievers.run_file.RunFile",
+    "dense": "retrievers.dense.Dense",
+    "hybrid": "retrievers.hybrid.Hybrid",
+}
 
 
 def build_retriever(cfg: Mapping[str, Any], runtime: Mapping[str, Any] | None = None) -> Retriever:
@@ -62,15 +47,20 @@ def build_retriever(cfg: Mapping[str, Any], runtime: Mapping[str, Any] | None = 
     if params.get("_target_") not in (None, "", "???"):
         return _plugin(params, runtime or {})
     kind = params.pop("type", None)
-    if kind not in FACTORIES:
+    if kind not in BUILT_IN:
         if kind == "plugin":
             raise ConfigError(
                 "retriever=custom needs a class: set retriever._target_=my_pkg.MyRetriever "
                 "(importable from where you run)"
             )
-        raise unknown_name("retriever type", str(kind), FACTORIES, "set retriever.type")
+        raise unknown_name("retriever type", str(kind), BUILT_IN, "set retriever.type")
+    runtime = runtime or {}
+    module, _, name = BUILT_IN[kind].rpartition(".")
     try:
-        retriever = FACTORIES[kind](params, runtime or {})
+        if kind == "hybrid":
+            params["parts"] = _parts(params, runtime)
+        made = getattr(importlib.import_module(module), name)
+        retriever = made(**params, **(runtime if kind == "dense" else {}))
     except TypeError as exc:
         raise ConfigError(f"retriever '{cfg.get('name')}': {exc}") from None
     retriever.config = dict(cfg)  # what it was built from, for the result it makes

@@ -10,6 +10,7 @@ read, checked and ordered by compiled code (harness.core.run.store), with the sa
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -26,12 +27,7 @@ _EXAMPLES = 5
 
 
 def _examples(items: Iterable[str]) -> list[str]:
-    out: list[str] = []
-    for item in items:
-        out.append(item)
-        if len(out) == _EXAMPLES:
-            break
-    return out
+    return list(itertools.islice(items, _EXAMPLES))
 
 
 class RunFile:

@@ -31,13 +31,13 @@ import contextlib
 import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness.core.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError, HarnessError, check_int
 from harness.core.run import Ranking
 from retrievers.topk import id_positions, top_of_candidates, top_of_row
 
@@ -108,14 +108,9 @@ class IndexPlan:
 
     def describe(self) -> dict[str, Any]:
         """What metrics.json records (no memory figures: they vary run to run)."""
-        return {
-            "backend": self.backend,
-            "index": self.index,
-            "device": self.device,
-            "fp16": self.fp16,
-            "params": dict(sorted(self.params.items())),
-            "chosen": self.chosen,
-        }
+        out = asdict(self) | {"params": dict(sorted(self.params.items()))}
+        del out["why"]
+        return out
 
 
 def plan_index(
@@ -303,10 +298,7 @@ class InnerProductSearch:
         ):  # fmt: skip
             if value is None and key in ("nlist", "pq_m"):
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ConfigError(
-                    f"retriever.search.{key} must be an integer >= {least}, got {value!r}"
-                )
+            check_int(value, f"retriever.search.{key}", least)
         if memory_gb is not None and (
             isinstance(memory_gb, bool) or not isinstance(memory_gb, (int, float)) or memory_gb <= 0
         ):
@@ -355,8 +347,7 @@ class InnerProductSearch:
                           **self.settings)  # fmt: skip
         if plan.fp16 and np.abs(self._emb).max(initial=0.0) > 6e4:  # beyond fp16's range
             why = plan.why + "; fp32: values exceed fp16's range"
-            plan = IndexPlan(plan.backend, plan.index, plan.device, False, plan.params,
-                             plan.chosen, why)  # fmt: skip
+            plan = replace(plan, fp16=False, why=why)
         if plan.index == "ivfpq" and dim % plan.params["m"]:
             raise ConfigError(
                 f"retriever.search.pq_m={plan.params['m']} does not divide the embedding "

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cell.sections import SECTIONS, checked_sections
-from harness.core.errors import ConfigError, check_flag
+from harness.core.errors import ConfigError, check_flag, check_int
 from harness.core.run.files import check_unknown_ids
 from harness.data.relevance import RelevanceSpec
 from metrics.evaluate import BootstrapSpec
@@ -69,8 +69,7 @@ class CellPlan:
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
             raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")
         level = config["metrics"].get("relevance_level", 1)
-        if isinstance(level, bool) or not isinstance(level, int) or level < 1:
-            raise ConfigError(f"metrics.relevance_level must be an integer >= 1, got {level!r}")
+        check_int(level, "metrics.relevance_level")
         metrics = metrics_for(config["metrics"]["names"], config["metrics"]["k"], depth, level)
         no_relevant = config["metrics"].get("no_relevant", "skip")
         if no_relevant not in NO_RELEVANT:

@@ -52,15 +52,17 @@ def per_query_csv(
 ) -> str:
     """One row per query: id, its strata, number of gold groups, then every metric."""
     header = ["query_id", *strata, "n_groups", *values]
-    lines = [",".join(header)]
+    lines = [",".join(map(_csv_field, header))]
     for i, q in enumerate(benchmark.queries):
-        row = [_csv_field(q.query_id), *(strata[s][i] for s in strata), str(len(q.groups))]
+        row = [q.query_id, *(strata[s][i] for s in strata), str(len(q.groups))]
         row += [repr(float(v[i])) for v in values.values()]
-        lines.append(",".join(row))
+        lines.append(",".join(map(_csv_field, row)))
     return "\n".join(lines) + "\n"
 
 
 def _csv_field(text: str) -> str:
+    # by hand: the csv module, ending lines with \n, leaves a lone \r unquoted, which readers
+    # (csv.reader too) take for a line break
     if any(c in text for c in ',"\n\r'):
         return '"' + text.replace('"', '""') + '"'
     return text
@@ -517,7 +519,7 @@ def read_per_query(path: Path):
     """(query ids, stratification -> labels, gold groups per query, metric -> values) of a
     per_query.csv."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # as written: a quoted \r stays \r
     except UnicodeDecodeError as exc:
         raise HarnessError(
             f"{path}: not UTF-8 text (byte {exc.start}); the folder is damaged, rerun that cell"

@@ -47,6 +47,14 @@ def unknown_name(kind: str, value: str, valid: Iterable[str], fix: str = "") -> 
     return ConfigError(msg)
 
 
+def check_int(value: Any, key: str, low: int = 1) -> int:
+    """`value` when it is an integer >= `low`; else a ConfigError naming `key` (a bool is no
+    integer here, though Python counts it as one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")
+    return value
+
+
 def check_flag(value: Any, key: str) -> bool:
     """`value` when it is true or false; else a ConfigError naming `key` (Python's truthiness
     would take "sometimes" or 5 for true)."""

@@ -23,12 +23,12 @@ from harness.core.types import Benchmark, Chunk, Query
 from harness.data import download as datasets
 from harness.data.beir import beir_benchmark, qrels_file, qrels_source
 from harness.data.records import (
-    _absent_gold,
-    _absent_labelled,
     _check_unique,
+    absent_notes,
     hash_part,
     parse_date,
     query_record,
+    text_id,
     text_of,
 )
 
@@ -163,12 +163,7 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
     _check_unique(path, queries)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     metadata: dict[str, Any] = {"format": "redqa", "file_metadata": meta}
-    absent = _absent_gold(path, queries, corpus)
-    if absent:
-        metadata["judged_not_in_corpus"] = absent
-    labelled = _absent_labelled({q.query_id: q.labels for q in queries}, corpus)
-    if labelled:
-        metadata["labelled_not_in_corpus"] = labelled
+    metadata.update(absent_notes(path, queries, corpus))
     return Benchmark(
         name=name,
         corpus=corpus,
@@ -333,9 +328,7 @@ _scan = json.JSONDecoder().scan_once  # (value, end) of the JSON value starting 
 
 
 def _field(path: Path, line_no: int, row: dict, key: str) -> str:
-    value = row.get(key)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
+    value = text_id(row.get(key))
+    if value is None:
         raise BenchmarkError(f"{path}:{line_no}: missing or blank '{key}'")
     return value

@@ -503,10 +503,8 @@ def _kind(path: Path) -> str | None:
     name = path.name
     for c in _COMPRESSED[1:]:
         name = name.removesuffix(c)
-    suffix = Path(name).suffix
-    return {".parquet": "parquet", ".jsonl": "json", ".json": "json"}.get(
-        suffix, suffix[1:] if suffix in (".csv", ".tsv") else None
-    )
+    kinds = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
+    return kinds.get(Path(name).suffix)
 
 
 def _header(path: Path, sep: str) -> list[str]:
@@ -524,16 +522,10 @@ def _guarded(rows: Any, where: str) -> Iterator[dict]:
     quiet = logging.getLogger("datasets")
     level = quiet.level
     quiet.setLevel(logging.CRITICAL + 1)
-    try:
-        it = iter(rows)
-        while True:
-            try:
-                row = next(it)
-            except StopIteration:
-                return
-            except Exception as exc:
-                raise BenchmarkError(f"{where}: cannot read a row: {_line(exc)}") from None
-            yield row
+    try:  # an error of the caller's own code is never thrown into this generator
+        yield from rows
+    except Exception as exc:
+        raise BenchmarkError(f"{where}: cannot read a row: {_line(exc)}") from None
     finally:
         quiet.setLevel(level)
 
@@ -585,13 +577,6 @@ def _pick_split(src: _Source, config: str, split: str) -> str:
     )
 
 
-def _text_id(value: Any) -> str | None:
-    """An id as text (parquet and CSV readers may give integers); None when missing/blank."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return value if isinstance(value, str) and value.strip() else None
-
-
 def _answerable(value: Any) -> Any:
     """A string column's answerable ('true', 'no', 'partial') as the record reads it."""
     said = value.strip().lower() if isinstance(value, str) else None
@@ -622,7 +607,7 @@ def _corpus(spec: _Spec, src: _Source, config: str, split: str) -> dict[str, Chu
     date_col = spec.column("chunk_date", found, where)
     corpus: dict[str, Chunk] = {}
     for i, row in enumerate(rows):
-        cid = _text_id(row.get(cid_col))
+        cid = readers.text_id(row.get(cid_col))
         if cid is None:
             raise BenchmarkError(f"{where} row {i}: missing or blank '{cid_col}'")
         text = row.get(text_col)
@@ -672,7 +657,7 @@ def _query_columns(spec: _Spec, found: list[str], where: str, roles: tuple) -> d
 
 
 def _query_id(row: Mapping[str, Any], column: str, where: str, i: int) -> str:
-    qid = _text_id(row.get(column))
+    qid = readers.text_id(row.get(column))
     if qid is None:
         raise BenchmarkError(f"{where} row {i}: needs a non-empty '{column}' (the query id)")
     return qid
@@ -765,7 +750,7 @@ def _qrels(
     s_col = spec.column("score", found, where)
     judgments = readers.QrelsCollector()
     for i, row in enumerate(rows):
-        qid, cid = _text_id(row.get(q_col)), _text_id(row.get(c_col))
+        qid, cid = readers.text_id(row.get(q_col)), readers.text_id(row.get(c_col))
         at = f"{where} row {i}"
         if qid is None or cid is None:
             raise BenchmarkError(f"{at}: missing or blank '{q_col if qid is None else c_col}'")
@@ -816,9 +801,7 @@ def _load_rows(spec: _Spec, main: _Source, split: str, cfg: Mapping[str, Any]) -
             )
     readers._check_unique(where, tuple(queries))
     metadata = _metadata(spec, main, split, configs)
-    absent = readers._absent_gold(where, tuple(queries), corpus)
-    if absent:
-        metadata["judged_not_in_corpus"] = absent
+    metadata.update(readers.absent_notes(where, tuple(queries), corpus))
     return Benchmark(
         name=_name(cfg, main),
         corpus=corpus,
@@ -887,7 +870,7 @@ class _Passages:
                     f"(found {type(text).__name__})"
                 )
             if keys["chunk_id"]:
-                cid = _text_id(passage.get(keys["chunk_id"]))
+                cid = readers.text_id(passage.get(keys["chunk_id"]))
                 if cid is None:
                     raise BenchmarkError(f"{at}: passage {n} has no '{keys['chunk_id']}'")
             else:

@@ -283,6 +283,24 @@ def _absent_gold(
     }
 
 
+def text_id(value: Any) -> str | None:
+    """An id as text (parquet and CSV readers may give integers); None when missing/blank."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def absent_notes(where, queries: tuple[Query, ...], corpus: Mapping[str, Chunk]) -> dict:
+    """A RedQA-shaped benchmark's metadata notes on gold and labels naming chunks the corpus
+    lacks (`judged_not_in_corpus`, `labelled_not_in_corpus`); empty when there are none."""
+    labels = {q.query_id: q.labels for q in queries}
+    notes = {
+        "judged_not_in_corpus": _absent_gold(where, queries, corpus),
+        "labelled_not_in_corpus": _absent_labelled(labels, corpus),
+    }
+    return {key: note for key, note in notes.items() if note}
+
+
 def _absent_labelled(
     labels: Mapping[str, Mapping[str, str] | None], corpus: Mapping[str, Chunk]
 ) -> dict[str, Any] | None:

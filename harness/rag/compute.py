@@ -236,7 +236,11 @@ class Asker:
         ident = self.judge.identity()
         extra = {} if ask == "judge" else {"ask": ask}  # a verdict's key as it always was
         keys = [content_key("verdict", {"judge": ident, **extra, **asdict(e)}) for e in entries]
-        cached = [self.store.get("verdict", key, _shape(allowed)) for key in keys]
+
+        def shape(entry: dict) -> str | None:
+            return None if _allowed(entry.get("verdict"), allowed) else "holds no verdict"
+
+        cached = [self.store.get("verdict", key, shape) for key in keys]
         todo = [j for j, entry in enumerate(cached) if entry is None]
         got: Any = []
         if todo:
@@ -282,13 +286,6 @@ def _allowed(value: Any, allowed: tuple) -> bool:
     if isinstance(value, bool) or value is None:
         return value in allowed and (value is None or True in allowed)
     return isinstance(value, str) and value in allowed
-
-
-def _shape(allowed: tuple):
-    def check(entry: dict) -> str | None:
-        return None if _allowed(entry.get("verdict"), allowed) else "holds no verdict"
-
-    return check
 
 
 def _deflection(bench, prompts, answer, ks, judge, asked_of, report) -> dict[int, list]:

@@ -5,11 +5,15 @@ comparable numbers."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from harness.rag.spec import RagSpec, rag_difference
+from harness.rag.spec import RagSpec
+from harness.utility.spec import section_difference
 
-difference = rag_difference
+# '' when two `rag` sections (as cells record them) give comparable numbers, else the first
+# setting that differs, as 'rag.key: A vs B'
+difference = partial(section_difference, read=RagSpec.from_config, where="rag")
 
 
 def spec(section: Mapping[str, Any], metrics: Sequence = ()) -> RagSpec:

@@ -25,7 +25,6 @@ from harness.utility.spec import (
     cache_folder,
     canonical_json,
     prompt_templates,
-    section_difference,
 )
 
 # lexical: the answer holds an acceptable answer (answer_recall's normal form, at word
@@ -150,9 +149,3 @@ class RagSpec:
             out.pop("judge_prompt")
         out["judge_model"] = self.judge_model.identity() if self.judge_model else None
         return json.loads(canonical_json(out))
-
-
-def rag_difference(a: Mapping | None, b: Mapping | None) -> str:
-    """'' when two `rag` sections (as cells record them) give comparable numbers, else the
-    first setting that differs, as 'rag.key: A vs B'."""
-    return section_difference(a, b, RagSpec.from_config, "rag")

@@ -14,11 +14,12 @@ from harness.core.types import ANSWERABLE
 STATS = ("mean", "min", "q25", "median", "q75", "max")
 
 
-def _score(x: float | None) -> str:
+def num(x: float | None) -> str:
+    """A value to three places; '-' for none or NaN."""
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
-def _k(key: str) -> int:
+def top_k(key: str) -> int:
     """The K of a `top<K>` or `top<K>_mean` key."""
     return int(key[3:].split("_", 1)[0])
 
@@ -40,14 +41,14 @@ def lines(block: Mapping[str, Any] | None) -> list[str]:
         if not block["n"].get(a):
             continue
         body.append(
-            [a, str(s.get("n", 0)), str(s.get("empty", 0))] + [_score(s.get(k)) for k in STATS]
+            [a, str(s.get("n", 0)), str(s.get("empty", 0))] + [num(s.get(k)) for k in STATS]
         )
     out += text(header, body, left=1)
     auroc = block.get("auroc") or {}
-    parts = [f"top-1 {_score(auroc.get('top1'))}"]
+    parts = [f"top-1 {num(auroc.get('top1'))}"]
     parts += [
-        f"top-{_k(key)} mean {_score(v)}"
-        for key, v in sorted(auroc.items(), key=lambda kv: _k(kv[0]))
+        f"top-{top_k(key)} mean {num(v)}"
+        for key, v in sorted(auroc.items(), key=lambda kv: top_k(kv[0]))
         if key != "top1"
     ]
     n = block["n"]
@@ -59,8 +60,8 @@ def lines(block: Mapping[str, Any] | None) -> list[str]:
     out.append("  " + ", ".join(parts))
     d = block.get("distractors")
     if d:
-        ats = sorted((k for k in d if k.startswith("top")), key=_k)
-        shares = [f"@{_k(k)} {100 * d[k]['share']:.1f}% ({d[k]['queries']})" for k in ats]
+        ats = sorted((k for k in d if k.startswith("top")), key=top_k)
+        shares = [f"@{top_k(k)} {100 * d[k]['share']:.1f}% ({d[k]['queries']})" for k in ats]
         n_lab = d[ats[0]]["n"] if ats else 0
         out.append(f"Unanswerable queries ({n_lab} with labels) with a distractor in the top K:")
         out.append(

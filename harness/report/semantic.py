@@ -4,11 +4,11 @@ aggregates across clusters."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.core.tables import text
+from harness.report.protocols import num
 from harness.report.terminal import display
 from harness.strata.semantic import NA, TERTILES
 from metrics.registry import parse_metric
@@ -47,10 +47,6 @@ def render(
     return "\n".join(out)
 
 
-def _num(x: float | None) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
-
-
 def _p(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
@@ -78,8 +74,8 @@ def _variance_lines(variance_block: Mapping[str, Any], shown: Sequence[str]) -> 
             if e.get("pooled_queries"):
                 strata += f" ({e['pooled_queries']} q pooled)"
             body.append(
-                [strat, strata, m, _num(variance_block[m]["sigma_overall"]), _num(e["vrr"])]
-                + [_num(e.get("vrr_null")), _num(e.get("vrr_adjusted")), _p(e.get("p_value"))]
+                [strat, strata, m, num(variance_block[m]["sigma_overall"]), num(e["vrr"])]
+                + [num(e.get("vrr_null")), num(e.get("vrr_adjusted")), _p(e.get("p_value"))]
             )
     return lines + text(header, body, left=3)
 
@@ -100,8 +96,8 @@ def _beyond_hop_lines(variance_block: Mapping[str, Any], shown: Sequence[str]) -
             e = variance_block[m]["beyond_hop"][signal]
             name = {"dispersion": "Δ", "alignment": "J"}.get(signal, signal)
             body.append(
-                [name, m, _num(e["vrr_hop"]), _num(e["vrr_joint"]), _num(e["gain"])]
-                + [_num(e["gain_null"]), _num(e["gain_adjusted"]), _p(e["p_value"])]
+                [name, m, num(e["vrr_hop"]), num(e["vrr_joint"]), num(e["gain"])]
+                + [num(e["gain_null"]), num(e["gain_adjusted"]), _p(e["p_value"])]
             )
     return lines + text(header, body, left=2)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, check_int
 from harness.core.files import write_text_atomic
 from harness.core.http import ApiClient, Retry
 from harness.core.paths import cache_dir as default_cache_dir
@@ -70,9 +70,8 @@ class LLMExtractor:
         name: str = "llm",
         method: str = "llm",
     ):
-        for key, value in (("max_entities", max_entities), ("concurrency", concurrency)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"extractor.{key} must be an integer >= 1, got {value!r}")
+        check_int(max_entities, "extractor.max_entities")
+        check_int(concurrency, "extractor.concurrency")
         if not model:
             raise ConfigError("extractor.model is required, e.g. extractor.model=gpt-4o-mini")
         self.api = ApiClient(

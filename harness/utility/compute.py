@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, HarnessError, check_int
 from harness.core.paths import cache_dir
 from harness.core.progress import Progress
 from harness.core.run import Run
@@ -157,20 +157,15 @@ def utility_values(
             )
             hard_of[task] = hard_seper(weights, labels, to_ref, from_ref, spec.threshold)
 
-    values: dict[str, list[float]] = {}
-    for family in families:
-        for k in ks:
-            column = []
-            for tasks in plan:
-                if tasks is None:
-                    column.append(math.nan)
-                elif family == "seper":
-                    column.append(soft_of[tasks[k]])
-                elif family == "dseper":
-                    column.append(soft_of[tasks[k]] - soft_of[tasks[None]])
-                else:
-                    column.append(hard_of[tasks[k]] - hard_of[tasks[None]])
-            values[f"{family}@{k}"] = column
+    def value(family: str, tasks, k: int) -> float:
+        if tasks is None:
+            return math.nan
+        if family == "seper":
+            return soft_of[tasks[k]]
+        of = soft_of if family == "dseper" else hard_of
+        return of[tasks[k]] - of[tasks[None]]
+
+    values = {f"{f}@{k}": [value(f, t, k) for t in plan] for f in families for k in ks}
     seconds["score"] = time.perf_counter() - clock
 
     stats = {
@@ -197,8 +192,7 @@ def _lookup(matrix: list[list[float]], index: list[int]):
 def _check_ks(ks: Iterable[int]) -> list[int]:
     out = sorted(set(ks))
     for k in out:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ConfigError(f"utility K must be an integer >= 1, got {k!r}")
+        check_int(k, "utility K")
     return out
 
 
@@ -261,8 +255,6 @@ def generations(
 def guarded_call(who: str, method, *args, **kwargs):
     """method(*args, **kwargs) of a model; an exception it raises (a plug-in's bug, a server
     that failed) is one error line naming it, not a traceback from inside the harness."""
-    from harness.core.errors import HarnessError
-
     try:
         return method(*args, **kwargs)
     except HarnessError:
@@ -275,8 +267,6 @@ def guarded_call(who: str, method, *args, **kwargs):
 
 
 def _check_samples(got: Any, prompts: int, n: int) -> None:
-    from harness.core.errors import HarnessError
-
     if not isinstance(got, list) or len(got) != prompts:
         raise HarnessError(
             f"the generator returned {len(got) if isinstance(got, list) else type(got).__name__}"
@@ -503,8 +493,6 @@ def _nli_entries(kind, units, payload, shape, answers, pairs_of, fill, spec, ent
             pairs = list(dict.fromkeys(p for _, ps in made for p in ps))
             got = guarded_call("the NLI model", model.entailment, pairs) if pairs else []
             if len(got) != len(pairs):
-                from harness.core.errors import HarnessError
-
                 raise HarnessError(
                     f"the NLI model returned {len(got)} probabilities for {len(pairs)} pairs"
                 )

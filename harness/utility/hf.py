@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError, HarnessError, check_flag, check_int
 from harness.utility.protocols import Sample
 from harness.utility.spec import ModelSpec
 from retrievers.encoders import _dtype_keyword, resolve_devices, resolve_dtype
@@ -114,12 +114,8 @@ class _HFModel:
             )
         self.batch_size = spec.batch_size
         opts = dict(spec.options)
-        self.trust_remote_code = opts.get("trust_remote_code", False)
-        if not isinstance(self.trust_remote_code, bool):
-            raise ConfigError(
-                f"{where}.options.trust_remote_code must be true or false, got "
-                f"{self.trust_remote_code!r}"
-            )
+        trust = opts.get("trust_remote_code", False)
+        self.trust_remote_code = check_flag(trust, f"{where}.options.trust_remote_code")
         self.attn = opts.get("attn_implementation")  # None: transformers' default (SDPA)
         self.options = opts
         self._model: Any = None
@@ -202,22 +198,9 @@ class _HFModel:
         batch size) items, the batch halved on GPU out-of-memory."""
         start = 0
         while start < len(order):
-
-            def run(size: int, start: int = start) -> tuple[list[int], list]:
-                group = order[start : start + per_batch(size)]
-                return group, work(group)
-
-            group, results = self._halving(run, what)
-            for i, r in zip(group, results):
-                out[i] = r
-            start += len(group)
-        return out
-
-    def _halving(self, run: Callable[[int], Any], what: str) -> Any:
-        """run(batch_size), halving the batch on GPU out-of-memory."""
-        while True:
+            group = order[start : start + per_batch(self.batch_size)]
             try:
-                return run(self.batch_size)
+                results = work(group)
             except Exception as exc:
                 oom = type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc)
                 if not oom or self.batch_size == 1:
@@ -230,6 +213,11 @@ class _HFModel:
                     f"{self.spec.model}: out of GPU memory {what}; retrying with batch size "
                     f"{self.batch_size}"
                 )
+                continue
+            for i, r in zip(group, results):
+                out[i] = r
+            start += len(group)
+        return out
 
 
 class HFGenerator(_HFModel):
@@ -515,14 +503,8 @@ class HFNLI(_HFModel):
     def __init__(self, spec: ModelSpec, where: str = "utility.nli"):
         super().__init__(spec, where)
         self.max_length = self.options.get("max_length")
-        if self.max_length is not None and (
-            isinstance(self.max_length, bool)
-            or not isinstance(self.max_length, int)
-            or self.max_length < 8
-        ):
-            raise ConfigError(
-                f"{where}.options.max_length must be an integer >= 8, got {self.max_length!r}"
-            )
+        if self.max_length is not None:
+            check_int(self.max_length, f"{where}.options.max_length", 8)
         self.label = -1
 
     def _prepare(self) -> None:

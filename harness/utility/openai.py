@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from harness.core.errors import ConfigError, HarnessError
+from harness.core.errors import ConfigError, HarnessError, check_int
 from harness.core.http import ApiClient, Retry, masked_url
 from harness.utility.protocols import Sample
 from harness.utility.spec import ModelSpec
@@ -35,12 +35,7 @@ class OpenAIGenerator:
         self.api_kind = opts.get("api", "completions")
         if self.api_kind not in APIS:
             raise ConfigError(f"{where}.options.api is {self.api_kind!r}; valid: completions, chat")
-        concurrency = opts.get("concurrency", 4)
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise ConfigError(
-                f"{where}.options.concurrency must be an integer >= 1, got {concurrency!r}"
-            )
-        self.concurrency = concurrency
+        self.concurrency = check_int(opts.get("concurrency", 4), f"{where}.options.concurrency")
         transport = {
             k: opts[k]
             for k in ("max_retries", "backoff_s", "timeout_s", "max_wait_s", "max_total_s")

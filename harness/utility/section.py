@@ -5,11 +5,14 @@ settings give comparable numbers."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from harness.utility.spec import UtilitySpec, utility_difference
+from harness.utility.spec import UtilitySpec, section_difference
 
-difference = utility_difference
+# '' when two `utility` sections (as cells record them) give comparable numbers, else the
+# first setting that differs, as 'utility.key: A vs B'
+difference = partial(section_difference, read=UtilitySpec.from_config, where="utility")
 
 
 def spec(section: Mapping[str, Any], metrics: Sequence = ()) -> UtilitySpec:

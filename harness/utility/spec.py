@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from harness.core.errors import ConfigError, check_flag, did_you_mean
+from harness.core.errors import ConfigError, check_flag, check_int, did_you_mean
 
 BACKENDS = ("hf", "openai", "custom")
 DTYPES = ("auto", "fp32", "fp16", "bf16")
@@ -313,10 +313,7 @@ def _known(raw: Mapping[str, Any], where: str, valid: Sequence[str]) -> None:
 
 
 def _int(raw: Mapping[str, Any], key: str, default: int, low: int, where: str) -> int:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{where}.{key} must be an integer >= {low}, got {value!r}")
-    return value
+    return check_int(raw.get(key, default), f"{where}.{key}", low)
 
 
 def _number(raw: Mapping[str, Any], key: str, default: float, where: str) -> float:
@@ -346,12 +343,6 @@ def _template(text: Any, where: str, allowed: set[str], needed: set[str]) -> str
     if missing:
         raise ConfigError(f"{where} lacks {{{missing[0]}}}; add it to the template")
     return text
-
-
-def utility_difference(a: Mapping | None, b: Mapping | None) -> str:
-    """'' when two `utility` sections (as cells record them) give comparable numbers, else
-    the first setting that differs, as 'key: A vs B'."""
-    return section_difference(a, b, UtilitySpec.from_config, "utility")
 
 
 def _one_device(d: Any) -> bool:

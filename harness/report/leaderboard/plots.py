@@ -99,11 +99,7 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
         return []
     names = board.retrievers(drawn)
     styles = _styles(names)
-    cols = min(len(drawn), 3)
-    rows = -(-len(drawn) // cols)
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(4.4 * cols, 3.6 * rows), squeeze=False, sharey=True
-    )
+    fig, axes = _panels(plt, len(drawn), 4.4, 3.6, sharey=True)
     for ax, corpus in zip(axes.flat, drawn):
         hops = hop_labels(board, corpus)
         series = order(board, [corpus], metric)[::-1]
@@ -135,8 +131,6 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
         ax.set_ylim(-3, 103)
     for ax in axes[:, 0]:
         ax.set_ylabel(f"PerfRecall@{k} (%)")
-    for ax in list(axes.flat)[len(drawn) :]:
-        ax.set_visible(False)
     title = (
         f"PerfRecall@{k} by hop depth: every gold group must be in the top {k}\n"
         "(bars: 95 % bootstrap interval of the mean)"
@@ -298,28 +292,12 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
     queries = np.array([c["n_queries"] for c in clusters], dtype=float)
     ids = [str(c["id"]) for c in clusters]
     zero = queries == 0
-    ncols = min(len(names), 3)
-    nrows = -(-len(names) // ncols)
-    fig, axes = plt.subplots(
-        nrows,
-        ncols,
-        figsize=(4.6 * ncols + 0.8, 3.9 * nrows),
-        squeeze=False,
-        sharex=True,
-        sharey=True,
-    )
+    fig, axes = _panels(plt, len(names), 4.6, 3.9, extra=0.8, sharex=True, sharey=True)
     norm = Normalize(0, 100)
     sc = None
     for ax, name in zip(axes.flat, names):
         by = _cluster_means(cells[name], metric)
-        color = np.array(
-            [
-                100 * by[i]["mean"][metric]
-                if i in by and by[i]["mean"].get(metric) is not None
-                else np.nan
-                for i in ids
-            ]
-        )
+        color = np.array([100 * by[i]["mean"][metric] if i in by else np.nan for i in ids])
         jitter = 0.5  # zero-query clusters sit on the bottom line of the log axis
         ax.scatter(
             chunks[zero],
@@ -357,8 +335,6 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
         ax.set_xlabel("chunks in the cluster")
     for ax in axes[:, 0]:
         ax.set_ylabel("queries touching the cluster")
-    for ax in list(axes.flat)[len(names) :]:
-        ax.set_visible(False)
     cbar = fig.colorbar(sc, ax=axes.ravel().tolist(), shrink=0.9)
     cbar.set_label(f"cluster mean Coverage@{k} (%)")
     fig.text(  # the key for the grey dots, below the panels rather than over the data
@@ -381,6 +357,17 @@ def cluster_scatter(board: Board, corpus: str, out: Path, k: int = 10) -> list[P
         title += f"\n(no cluster values: {', '.join(left)})"
     fig.suptitle(title)
     return _save(fig, out, f"clusters_scatter_{corpus}")
+
+
+def _panels(plt, n: int, width: float, height: float, extra: float = 0.0, **share):
+    """A figure of n panels, up to three a row (axes as a 2-D array), the unused ones hidden."""
+    cols = min(n, 3)
+    rows = -(-n // cols)
+    size = (width * cols + extra, height * rows)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, **share)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    return fig, axes
 
 
 def _cluster_means(cell, metric: str) -> dict:

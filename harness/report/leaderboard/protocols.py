@@ -10,6 +10,7 @@ from typing import Any
 from harness.cell.result import Evaluation
 from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import Options, Table, Value
+from harness.report.protocols import top_k
 
 
 def block(e: Evaluation) -> dict[str, Any] | None:
@@ -18,16 +19,12 @@ def block(e: Evaluation) -> dict[str, Any] | None:
     return got if isinstance(got, dict) else None
 
 
-def _k(key: str) -> int:
-    return int(key[3:].split("_", 1)[0])
-
-
 def _ks(blocks: list[dict[str, Any]], part: str) -> list[int]:
     """Every K the blocks hold: `top<K>_mean` keys of auroc, `top<K>` keys of distractors."""
     suffix = "_mean" if part == "auroc" else ""
     return sorted(
         {
-            _k(key)
+            top_k(key)
             for b in blocks
             for key in (b.get(part) or {})
             if key.startswith("top") and key.endswith(suffix)

@@ -45,7 +45,12 @@ def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
 def build(args):
     """Read results/ and build the requested tables; returns (board, corpora, tables, fails)."""
     from harness.report.leaderboard.collect import collect
+    from harness.report.leaderboard.protocol_metrics import protocols_table
+    from harness.report.leaderboard.protocols import deflection_table
+    from harness.report.leaderboard.rag import GARAGE, RARE, shaped_table
+    from harness.report.leaderboard.strata import strata_table
     from harness.report.leaderboard.tables import Options, Significance, hops, reproduction, table3
+    from harness.report.leaderboard.utility import UTILITY
 
     if args.k < 1:
         raise HarnessError(f"--k must be a positive integer, got {args.k}")
@@ -64,31 +69,17 @@ def build(args):
     tables, fails = [], 0
     if args.table in ("all", "table3"):
         tables.append(table3(board, corpora, opts, sig))
-    if args.table in ("all", "hops"):
-        tables += [hops(board, c, opts, sig) for c in corpora]
-    if args.table in ("all", "strata"):
-        from harness.report.leaderboard.strata import strata_table
-
-        tables += [t for t in (strata_table(board, c, opts) for c in corpora) if t is not None]
-    if args.table in ("all", "deflection"):
-        from harness.report.leaderboard.protocols import deflection_table
-
-        tables += [t for t in (deflection_table(board, c, opts) for c in corpora) if t is not None]
-    if args.table in ("all", "protocols"):
-        from harness.report.leaderboard.protocol_metrics import protocols_table
-
-        made = (protocols_table(board, c, opts, sig) for c in corpora)
-        tables += [t for t in made if t is not None]
-    if args.table in ("all", "utility"):
-        from harness.report.leaderboard.utility import utility_table
-
-        made = (utility_table(board, c, opts, sig) for c in corpora)
-        tables += [t for t in made if t is not None]
-    if args.table in ("all", "rag"):
-        from harness.report.leaderboard.rag import garage_table, rag_table
-
-        made = (f(board, c, opts, sig) for c in corpora for f in (rag_table, garage_table))
-        tables += [t for t in made if t is not None]
+    per_corpus = {  # table name -> the tables of one corpus, in the order shown
+        "hops": lambda c: [hops(board, c, opts, sig)],
+        "strata": lambda c: [strata_table(board, c, opts)],
+        "deflection": lambda c: [deflection_table(board, c, opts)],
+        "protocols": lambda c: [protocols_table(board, c, opts, sig)],
+        "utility": lambda c: [shaped_table(board, c, UTILITY, sig)],
+        "rag": lambda c: [shaped_table(board, c, shape, sig) for shape in (RARE, GARAGE)],
+    }
+    for name, made in per_corpus.items():
+        if args.table in ("all", name):
+            tables += [t for c in corpora for t in made(c) if t is not None]
     if args.table in ("all", "reproduction"):
         rep, fails = reproduction(board, corpora, opts)
         tables.append(rep)

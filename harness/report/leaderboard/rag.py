@@ -6,6 +6,7 @@ uRAF, RAF, with attribution F1 where cells hold it)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +14,6 @@ import numpy as np
 from harness.cell.result import Evaluation
 from harness.report.leaderboard.collect import Board
 from harness.report.leaderboard.tables import (
-    Options,
     Significance,
     Table,
     Value,
@@ -34,6 +34,10 @@ class Shape:
     optional: tuple[tuple[str, str], ...]  # shown when some cell holds the family
     title: str
     note: str
+    holds: frozenset[str] = frozenset()  # families that make a cell a row; empty: {first}
+    section: str = "rag"  # the config section whose settings the table names
+    describe: Callable[[dict], str] | None = None  # those settings in words; None: rag's
+    average: bool = True  # an average row under the retrievers
 
 
 RARE = Shape(
@@ -60,27 +64,16 @@ GARAGE = Shape(
 )  # fmt: skip
 
 
-def ks_of(e: Evaluation, family: str) -> set[int]:
-    return cell_ks(e, {family})
-
-
-def rag_table(board: Board, corpus: str, opts: Options, sig: Significance | None = None):
-    return shaped_table(board, corpus, RARE, sig)
-
-
-def garage_table(board: Board, corpus: str, opts: Options, sig: Significance | None = None):
-    return shaped_table(board, corpus, GARAGE, sig)
-
-
 def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | None) -> Table | None:
-    """Rows = the corpus's cells with the shape's first family at some K, weakest first,
-    then their average; column groups = the cutoffs K those cells share. None when no cell
-    of the corpus has one."""
-    cells = {n: e for n, e in board.cells[corpus].items() if ks_of(e, shape.first)}
+    """Rows = the corpus's cells with one of the shape's families at some K, weakest first
+    (by its first family at the largest K), then their average; column groups = the cutoffs
+    K those cells share. None when no cell of the corpus has one."""
+    holds = shape.holds or {shape.first}
+    cells = {n: e for n, e in board.cells[corpus].items() if cell_ks(e, holds)}
     if not cells:
         return None
-    ks, not_shown = cutoffs([ks_of(e, shape.first) for e in cells.values()])
-    held = {f for _, f in shape.optional if any(ks_of(e, f) for e in cells.values())}
+    ks, not_shown = cutoffs([cell_ks(e, holds) for e in cells.values()])
+    held = {f for _, f in shape.optional if any(cell_ks(e, {f}) for e in cells.values())}
     columns = [*shape.columns, *((h, f) for h, f in shape.optional if f in held)]
     specs = [
         (f"@{k}", [(head, f if f == "closed_book" else metric_name(f, k), None)
@@ -97,13 +90,15 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
     table = grouped_table(board, cells, names, specs, sig, f"{shape.tag}_{corpus}", title)
     if table is None:
         return None
-    values = list(zip(*(row for _, row in table.rows)))
-    average = [
-        Value(sum(xs) / len(xs)) if xs else Value()
-        for xs in ([v.value for v in col if v.value is not None] for col in values)
-    ]
-    table.rows.append((f"Average ({len(names)})", average))
-    table.notes = [shape.note, *settings_note(cells, "rag", _describe)]
+    if shape.average:
+        values = list(zip(*(row for _, row in table.rows)))
+        average = [
+            Value(sum(xs) / len(xs)) if xs else Value()
+            for xs in ([v.value for v in col if v.value is not None] for col in values)
+        ]
+        table.rows.append((f"Average ({len(names)})", average))
+    described = settings_note(cells, shape.section, shape.describe or _describe)
+    table.notes = [shape.note, *described]
     if shape is RARE and _uneven(cells, ks):
         table.notes.append(
             "Some verdicts could not be read: E2E and Param-only are then means over slightly "

@@ -100,9 +100,7 @@ class Significance:
 
         names, pairs = [], []
         for name, entry in entries.items():
-            if name == best or entry.stale:
-                continue
-            if metric not in entry.values:
+            if name == best or entry.stale or metric not in entry.values:
                 continue
             other = self._values(entry, metric, strat, label)
             common = sorted(set(ref) & set(other))
@@ -207,14 +205,12 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
     k = opts.k
     metrics = [metric_name(f, k) for f in TABLE3_METRICS]
     names = order(board, corpora, metrics[0])
-    rows = []
-    for name in names:
-        vals = []
-        for c in corpora:
-            e = board.cells[c].get(name)
-            for m in metrics:
-                vals.append(_value(e, m) if e else Value())
-        rows.append((name, vals))
+
+    def row(name: str) -> list[Value]:
+        cells = [board.cells[c].get(name) for c in corpora]
+        return [_value(e, m) if e else Value() for e in cells for m in metrics]
+
+    rows = [(name, row(name)) for name in names]
     for ci, c in enumerate(corpora):
         for mi, m in enumerate(metrics):
             _mark_best(rows, ci * len(metrics) + mi, sig, board.cells[c], m)
@@ -273,15 +269,10 @@ def hops(board: Board, corpus: str, opts: Options, sig: Significance | None) -> 
         ns = {e.n(strat, label) for e in cells.values() if not e.stale} - {None}
         n = f"n={ns.pop()}" if len(ns) == 1 else "n differs"
         groups.append((f"{'overall' if strat == 'overall' else f'{label}-hop'} ({n})", 4))
-    rows = []
-    for name in names:
-        e = cells[name]
-        rows.append(
-            (
-                name,
-                [_value(e, m, s, lab) for s, lab in strata for m in metrics],
-            )
-        )
+    rows = [
+        (name, [_value(cells[name], m, s, lab) for s, lab in strata for m in metrics])
+        for name in names
+    ]
     for si, (strat, label) in enumerate(strata):
         for mi, m in enumerate(metrics):
             _mark_best(rows, si * len(metrics) + mi, sig, cells, m, strat, label)

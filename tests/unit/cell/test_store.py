@@ -138,3 +138,19 @@ def test_results_corpus_as_a_file_is_one_error(tmp_path):
     with pytest.raises(HarnessError, match=r"corpus is a file where a folder belongs"):
         with lock(tmp_path / "corpus" / "bm25"):
             pass
+
+
+def test_per_query_csv_round_trips_labels_and_ids_with_commas_quotes_and_breaks(tmp_path):
+    import numpy as np
+
+    ids = ["q,1", 'q"2', "q\r3"]
+    queries = [Query(q, "text", [["c1"]]) for q in ids]
+    bench = Benchmark("b", {"c1": Chunk("c1", "x")}, queries, "s", "m")
+    strata = {"topic": ["tax, finance", 'a "b"', "plain"], "a,b": ["x", "y", "z"]}
+    values = {"coverage@10": np.array([1.0, 0.5, 0.0])}
+    path = tmp_path / "per_query.csv"
+    path.write_text(store.per_query_csv(bench, strata, values), encoding="utf-8")
+    query_ids, labels, groups, back = store.read_per_query(path)
+    assert list(query_ids) == ids and groups == [1, 1, 1]
+    assert {s: list(v) for s, v in labels.items()} == strata
+    assert back["coverage@10"].tolist() == [1.0, 0.5, 0.0]

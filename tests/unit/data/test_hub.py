@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -504,6 +505,16 @@ def test_redqa_layout_is_the_redqa_json(offline_cache, tmp_path):
     # by hand: q1's top 1 is c4, labelled OUTDATED; q3 is unanswerable (NaN)
     np.testing.assert_array_equal(ev.values["outdated@1"][0], 1.0)
     assert np.isnan(ev.values["coverage@1"][2])
+
+
+def test_redqa_layout_notes_labels_naming_chunks_the_corpus_lacks(offline_cache, monkeypatch):
+    queries = [dict(q) for q in REDQA_QUERIES]
+    queries[0]["labels"] = {"c1": "ANSWER-THE-QUESTION", "c99": "OUTDATED"}
+    monkeypatch.setattr(sys.modules[__name__], "REDQA_QUERIES", queries)
+    redqa_hub(snapshot(offline_cache, "acme/redqa-labels"))
+    got = load_benchmark(hf("acme/redqa-labels", revision=COMMIT, layout="redqa"))
+    noted = got.metadata["labelled_not_in_corpus"]
+    assert (noted["labels"], noted["chunks"], noted["examples"]) == (1, 1, ["c99"])
 
 
 def test_redqa_layout_rows_are_checked_as_redqa_json_is(offline_cache):
