@@ -91,17 +91,20 @@ class Dense:
 
     def embed(self, texts: Sequence[str], role: str, label: str):
         """Embeddings of `texts` as `role` ("document" or "query"), through the cache."""
-        emb, stats = encode_cached(
-            lambda batch: self.encoder.encode(batch, role),
-            texts,
-            identity=self.encoder.identity(role),
-            root=self.root,
-            shard_size=self.shard_size,
-            label=label,
-            progress=self.progress,
-        )
+        emb, stats = encode_cached(texts=texts, **self._cached(role, label))
         self.cache_stats[role] = stats
         return emb
+
+    def _cached(self, role: str, label: str) -> dict[str, Any]:
+        """What the embedding cache's functions take besides the texts."""
+        return {
+            "encode": lambda batch: self.encoder.encode(batch, role),
+            "identity": self.encoder.identity(role),
+            "root": self.root,
+            "shard_size": self.shard_size,
+            "label": label,
+            "progress": self.progress,
+        }
 
     def fill(
         self, texts: Sequence[str], role: str, label: str, part: tuple[int, int] = (0, 1)
@@ -113,16 +116,7 @@ class Dense:
             raise ConfigError(
                 "filling the embedding cache needs it on; drop cache=false (or set cache=true)"
             )
-        return fill_cache(
-            lambda batch: self.encoder.encode(batch, role),
-            texts,
-            identity=self.encoder.identity(role),
-            root=self.root,
-            shard_size=self.shard_size,
-            part=part,
-            label=label,
-            progress=self.progress,
-        )
+        return fill_cache(texts=texts, part=part, **self._cached(role, label))
 
     @staticmethod
     def corpus_texts(corpus: Mapping[str, Chunk]) -> list[str]:
