@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, guarded_call
 from harness.core.run import Run
 from harness.core.types import Chunk, Query
 
@@ -60,3 +60,12 @@ def is_encoder(obj: Any) -> bool:
         getattr(obj, "encode_corpus", None)
     )
     return both or callable(getattr(obj, "encode", None))
+
+
+def call(retriever: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    """retriever.<method>(...): a plug-in's exception is one error line naming its class and
+    method (guarded_call); ours keep their traceback (a bug of the harness)."""
+    fn = getattr(retriever, method)
+    if type(retriever).__module__.partition(".")[0] in ("retrievers", "harness"):
+        return fn(*args, **kwargs)
+    return guarded_call(f"the retriever '{getattr(retriever, 'name', '?')}'", fn, *args, **kwargs)

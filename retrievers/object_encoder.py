@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import HarnessError, check_flag
+from harness.core.errors import HarnessError, check_flag, guarded_call
 
 
 class ObjectEncoder:
@@ -57,7 +57,7 @@ class ObjectEncoder:
             fn = self.obj.encode_queries if role == "query" else self.obj.encode_corpus
         else:
             fn = self.obj.encode
-        out = fn(texts, **kwargs)
+        out = guarded_call(f"encoder {self.model_id}", fn, texts, **kwargs)
         if hasattr(out, "detach"):  # a torch tensor
             out = out.detach().float().cpu().numpy()
         emb = np.asarray(out, dtype=np.float32)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ConfigError, HarnessError
+from harness.core.errors import HarnessError
 
 
 class Comparison:
@@ -57,20 +57,14 @@ def compare(
     """Compare result folders (results/<corpus>/<retriever>) or Evaluations of one benchmark,
     the first being the baseline; the same tests and verdicts as python -m harness.compare."""
     from harness.cell.result import Evaluation
-    from harness.report.compare import Options, compare_cells
+    from harness.report.compare import Options, check_options, compare_cells
 
     if not candidates:
         raise HarnessError("compare needs a baseline and at least one candidate")
-    if not 0 < alpha < 1:
-        raise ConfigError(f"alpha must be between 0 and 1, got {alpha!r}")
-    if not 0 <= max_drop < float("inf"):  # NaN and inf would pass every gate
-        raise ConfigError(f"max_drop must be a finite number >= 0 points, got {max_drop!r}")
-    for name, value, low in (("permutations", permutations, 1), ("bootstrap", bootstrap, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**6:
-            raise ConfigError(f"{name} must be an integer in [{low}, 1000000], got {value!r}")
+    opts = Options(metrics, max_drop, alpha, min_queries, permutations, bootstrap, seed)
+    check_options(opts)
     cells = []
     for c in (baseline, *candidates):
         cells.append(c if isinstance(c, Evaluation) else Evaluation.from_disk(Path(c)))
-    opts = Options(metrics, max_drop, alpha, min_queries, permutations, bootstrap, seed)
     names, rows = compare_cells(cells, opts)
     return Comparison(cells, names, rows, opts)

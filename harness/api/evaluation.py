@@ -228,6 +228,7 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     from harness.core.confs import RetrievalConf
     from harness.core.frames import is_frame
     from retrievers import as_retriever
+    from retrievers.base import call
     from retrievers.run_file import RunFile
 
     if isinstance(obj, Evaluation):  # scored before: its ranked lists, scored again here
@@ -240,8 +241,8 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     if not isinstance(retriever, RunFile):  # a run file is named by its file, as it is
         check_name("the retriever's name", retriever.name)
         depth = RetrievalConf().depth if depth is None else depth
-    retriever.index(bench.corpus)
-    found = retriever.search(bench.queries, depth=depth)
+    call(retriever, "index", bench.corpus)
+    found = call(retriever, "search", bench.queries, depth=depth)
     where = f"retriever '{retriever.name}' search(): "
     # a Run keeps its own name unless the caller gave one; a dict takes the retriever's
     named = name or getattr(found, "name", retriever.name)

@@ -32,6 +32,7 @@ from metrics.evaluate import aggregate, per_query, with_ties
 from metrics.registry import Metric
 from metrics.strata_stats import StrataSpec
 from retrievers import build_retriever
+from retrievers.base import call
 
 log = logging.getLogger("harness.cell")
 
@@ -244,11 +245,11 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
                     )
 
     t = time.perf_counter()
-    retriever.index(bench.corpus)
+    call(retriever, "index", bench.corpus)
     timings["index_s"] = time.perf_counter() - t
     t = time.perf_counter()
     # the cell's name tags its run (a variant's settings included)
-    found = retriever.search(bench.queries, depth=plan.depth)
+    found = call(retriever, "search", bench.queries, depth=plan.depth)
     run = Run.of(found, name=name, depth=plan.depth, where=f"retriever '{name}' search(): ")
     ids = [q.query_id for q in bench.queries]
     run, unknown = apply_unknown_ids(

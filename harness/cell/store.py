@@ -509,9 +509,10 @@ def check_means(path: Path, values: Mapping[str, np.ndarray], doc: Mapping[str, 
         theirs = means[metric]
         same = mine == theirs if None in (mine, theirs) else abs(mine - theirs) <= 1e-9
         if not same:
+            have = "hold no number" if mine is None else f"average to {mine}"
             raise HarnessError(
-                f"{path}: the {metric} values average to {mine} but metrics.json says "
-                f"{theirs}; the folder is damaged, rerun that cell"
+                f"{path}: the {metric} values {have} but metrics.json says "
+                f"{'none' if theirs is None else theirs}; the folder is damaged, rerun that cell"
             )
 
 

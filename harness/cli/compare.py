@@ -12,6 +12,7 @@ from harness.core.files import write_text_atomic
 from harness.report.compare import (
     Options,
     check_comparable,
+    check_options,
     check_sections,
     compare_cells,
     labels,
@@ -81,21 +82,10 @@ def _folders(args: argparse.Namespace) -> list[Path]:
 
 
 def _options(args: argparse.Namespace) -> Options:
-    if not 0 < args.alpha < 1:
-        raise HarnessError(f"--alpha must be between 0 and 1, got {args.alpha}")
-    if not 0 <= args.max_drop < float("inf"):  # NaN and inf would pass every gate
-        raise HarnessError(f"--max-drop must be a finite number >= 0 points, got {args.max_drop}")
-    if args.min_queries < 1:
-        raise HarnessError(f"--min-queries must be a positive integer, got {args.min_queries}")
-    for flag in ("permutations", "bootstrap"):
-        if not 1 <= getattr(args, flag) <= 1_000_000:  # as strata.permutations, stats.bootstrap
-            raise HarnessError(
-                f"--{flag} must be a positive integer, at most 1000000 (10000 gives p-values "
-                f"and intervals to about 0.0001), got {getattr(args, flag)}"
-            )
     names = [n.strip() for item in args.metric for n in item.split(",") if n.strip()]
     given = ("max_drop", "alpha", "min_queries", "permutations", "bootstrap", "seed")
-    return Options(metrics=names or None, **{k: getattr(args, k) for k in given})
+    opts = Options(metrics=names or None, **{k: getattr(args, k) for k in given})
+    return check_options(opts, flags=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

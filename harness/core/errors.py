@@ -47,6 +47,21 @@ def unknown_name(kind: str, value: str, valid: Iterable[str], fix: str = "") -> 
     return ConfigError(msg)
 
 
+def guarded_call(who: str, method, *args, **kwargs):
+    """method(*args, **kwargs) of code the harness calls but did not write (a plug-in
+    retriever, encoder or model; a server that failed): an exception it raises is one error
+    line naming it, not a traceback from inside the harness (the original stays chained)."""
+    try:
+        return method(*args, **kwargs)
+    except HarnessError:
+        raise
+    except Exception as exc:
+        raise HarnessError(
+            f"{who} ({type(getattr(method, '__self__', method)).__name__}.{method.__name__}) "
+            f"failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
 def check_int(value: Any, key: str, low: int = 1) -> int:
     """`value` when it is an integer >= `low`; else a ConfigError naming `key` (a bool is no
     integer here, though Python counts it as one)."""

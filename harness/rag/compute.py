@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import HarnessError
+from harness.core.errors import HarnessError, guarded_call
 from harness.core.paths import cache_dir
 from harness.core.run import Run
 from harness.core.types import Benchmark
@@ -43,7 +43,7 @@ from harness.rag.judges import (
 )
 from harness.rag.spec import RagSpec
 from harness.utility.cache import Store, content_key
-from harness.utility.compute import generations, guarded_call, passages_text
+from harness.utility.compute import generations, passages_text
 from harness.utility.models import Given, Lazy, model_of, target_class
 from metrics.answers import answer_defined, answer_forms
 

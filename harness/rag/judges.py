@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from harness.core.errors import HarnessError
+from harness.core.errors import HarnessError, guarded_call
 from metrics.answers import normalize
 
 # RARE's and CRUMQs' criterion (a correct answer states what a reference answer states;
@@ -170,7 +170,6 @@ class NLIJudge:
     def judge(self, items: Sequence[Item]) -> list[bool]:
         pairs = [(f"{it.question} {it.answer}", f"{it.question} {r}") for it in items
                  for r in it.references]  # fmt: skip
-        from harness.utility.compute import guarded_call
 
         model = self.model.get()
         probs = guarded_call("the judge's NLI model", model.entailment, pairs) if pairs else []

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from harness.cell.result import Evaluation
-from harness.core.errors import ConfigError, HarnessError, did_you_mean
+from harness.core.errors import ConfigError, HarnessError, check_int, did_you_mean
 from harness.core.labels import label_order
 from harness.core.tables import markdown
 from harness.report.terminal import display, scale
@@ -45,6 +45,32 @@ class Options:
     permutations: int
     bootstrap: int
     seed: int
+
+
+def check_options(opts: Options, flags: bool = False) -> Options:
+    """`opts`, checked for `compare` from the command line and the API alike: one ConfigError
+    naming the bad setting, as its flag (`--max-drop`) when `flags`."""
+
+    def name(key: str) -> str:
+        return f"--{key.replace('_', '-')}" if flags else key
+
+    if not (isinstance(opts.alpha, (int, float)) and 0 < opts.alpha < 1):
+        raise ConfigError(f"{name('alpha')} must be between 0 and 1, got {opts.alpha!r}")
+    drop = opts.max_drop
+    if not (isinstance(drop, (int, float)) and 0 <= drop < math.inf):  # NaN, inf pass any gate
+        raise ConfigError(f"{name('max_drop')} must be a finite number >= 0 points, got {drop!r}")
+    check_int(opts.min_queries, name("min_queries"))
+    check_int(opts.seed, name("seed"), 0)
+    for key, low, note in (
+        ("permutations", 1, "10000 gives p-values to about 0.0001"),
+        ("bootstrap", 0, "0: no CIs; 10000 gives intervals to about 0.0001"),
+    ):
+        value = getattr(opts, key)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**6:
+            raise ConfigError(
+                f"{name(key)} must be an integer in [{low}, 1000000] ({note}), got {value!r}"
+            )
+    return opts
 
 
 def check_comparable(cells: Sequence[Evaluation]) -> None:
@@ -255,16 +281,18 @@ def render(cells: Sequence[Evaluation], metrics: list[str], rows: list[Row], opt
         ],
         left=3,
     )
+    ci = "without a CI (bootstrap 0)"
+    if opts.bootstrap:
+        ci = f"with its {opts.bootstrap:,}-resample paired bootstrap 95% CI"
     lines += [
         "",
         f"Benchmark `{base.corpus}`, checksum `{base.checksum}`, {len(base.query_ids)} queries, "
         f"aligned by query id. Values are percentages and Δ = candidate − baseline is in points"
-        f"{_plain_note(metrics, 'not a share; values and Δ as they are')}, with its "
-        f"{opts.bootstrap:,}-resample paired bootstrap 95% CI. p: paired randomization test "
-        f"({opts.permutations:,} sign flips, seed {opts.seed}) and paired t-test; Holm "
-        f"adjusts the randomization p over the {n_gated} gated tests. Gate: a drop of more than "
-        f"{opts.max_drop:.2f} points{gate_note} with Holm p < {opts.alpha:g}, overall and in "
-        f"strata with at least {opts.min_queries} queries.",
+        f"{_plain_note(metrics, 'not a share; values and Δ as they are')}, {ci}. p: paired "
+        f"randomization test ({opts.permutations:,} sign flips, seed {opts.seed}) and paired "
+        f"t-test; Holm adjusts the randomization p over the {n_gated} gated tests. Gate: a drop "
+        f"of more than {opts.max_drop:.2f} points{gate_note} with Holm p < {opts.alpha:g}, "
+        f"overall and in strata with at least {opts.min_queries} queries.",
     ]
     if len({c.depth for c in cells}) > 1:
         lines += ["", "Note: the folders were run at different retrieval depths."]

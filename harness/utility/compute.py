@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core.errors import ConfigError, HarnessError, check_int
+from harness.core.errors import ConfigError, HarnessError, check_int, guarded_call
 from harness.core.paths import cache_dir
 from harness.core.progress import Progress
 from harness.core.run import Run
@@ -250,20 +250,6 @@ def generations(
                     )
                 bar.update(len(part))
     return keys, samples, hits
-
-
-def guarded_call(who: str, method, *args, **kwargs):
-    """method(*args, **kwargs) of a model; an exception it raises (a plug-in's bug, a server
-    that failed) is one error line naming it, not a traceback from inside the harness."""
-    try:
-        return method(*args, **kwargs)
-    except HarnessError:
-        raise
-    except Exception as exc:
-        raise HarnessError(
-            f"{who} ({type(getattr(method, '__self__', method)).__name__}.{method.__name__}) "
-            f"failed: {type(exc).__name__}: {exc}"
-        ) from exc
 
 
 def _check_samples(got: Any, prompts: int, n: int) -> None:

@@ -635,7 +635,7 @@ CASES = [
         B_CELL,
         "--permutations",
         "100000000000",
-        expect="--permutations must be a positive integer, at most 1000000",
+        expect="--permutations must be an integer in [1, 1000000]",
     ),  # fmt: skip
     # ---- harness leaderboard
     L("k-zero", "--k", "0", expect="--k must be a positive integer, got 0"),

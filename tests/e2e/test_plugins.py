@@ -100,3 +100,41 @@ def test_api_rejects_a_non_retriever_with_what_is_missing():
 
     with pytest.raises(ConfigError, match=r"missing: search\(queries, \*, depth\)"):
         h.evaluate("demo", Half())
+
+
+BROKEN = """
+class Broken:
+    name = "broken"
+
+    def index(self, corpus):
+        pass
+
+    def search(self, queries, *, depth):
+        raise ValueError("boom")
+
+
+class BrokenEncoder:
+    def encode(self, texts, **kwargs):
+        raise RuntimeError("no model")
+"""
+
+
+def test_a_plugin_that_raises_is_one_error_line_naming_it(work, monkeypatch):
+    (work / "broken_plugins.py").write_text(BROKEN)
+    res = harness("retriever=custom", "retriever._target_=broken_plugins.Broken", cwd=work,
+                  check=False)  # fmt: skip
+    assert_one_line_error(
+        res, work, "the retriever 'broken' (Broken.search) failed: ValueError: boom"
+    )
+
+    import harness as h
+    from harness.core.errors import HarnessError
+
+    monkeypatch.syspath_prepend(str(work))
+    import broken_plugins
+
+    with pytest.raises(
+        HarnessError, match=r"\(BrokenEncoder.encode\) failed: RuntimeError: no model"
+    ) as got:
+        h.evaluate("demo", broken_plugins.BrokenEncoder(), name="enc")
+    assert isinstance(got.value.__cause__, RuntimeError)  # the plug-in's traceback stays chained

@@ -180,10 +180,17 @@ _SCRIPT = r"""
 
   // own keys only: a stored name such as "constructor" must not find Object.prototype's
   function get(o, k) { return (o && Object.prototype.hasOwnProperty.call(o, k)) ? o[k] : undefined; }
-  // a metric's value as shown: in percent for a share, as it is otherwise (answer_rank)
+  // a metric's value as shown: in percent for a share, as it is otherwise (answer_rank),
+  // rounded as the Markdown and LaTeX tables round it: toFixed rounds an exact tie (6.25)
+  // away from zero, Python's format to even
   function shown(m, x, digits) {
     if (x === null || x === undefined) return '-';
-    return ((get(data.percent, m) === false ? 1 : 100) * x).toFixed(digits);
+    const v = (get(data.percent, m) === false ? 1 : 100) * x, f = 10 ** digits, y = v * f;
+    if (Number.isInteger(2 * y) && !Number.isInteger(y)) {
+      const lo = Math.floor(y);
+      return ((lo % 2 === 0 ? lo : lo + 1) / f).toFixed(digits);
+    }
+    return v.toFixed(digits);
   }
   function hasKind(cell, stratum) {
     if (stratum === 'overall') return true;

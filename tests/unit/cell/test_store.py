@@ -154,3 +154,15 @@ def test_per_query_csv_round_trips_labels_and_ids_with_commas_quotes_and_breaks(
     assert list(query_ids) == ids and groups == [1, 1, 1]
     assert {s: list(v) for s, v in labels.items()} == strata
     assert back["coverage@10"].tolist() == [1.0, 0.5, 0.0]
+
+
+def test_check_means_says_when_the_values_have_no_mean(tmp_path):
+    import numpy as np
+
+    doc = {"results": {"overall": {"mean": {"coverage@10": 0.5, "perfrecall@10": None}}}}
+    store.check_means(tmp_path, {"perfrecall@10": np.array([np.nan])}, doc)  # both none: fine
+    with pytest.raises(HarnessError, match="coverage@10 values hold no number but metrics.json "
+                       "says 0.5; the folder is damaged"):  # fmt: skip
+        store.check_means(tmp_path, {"coverage@10": np.array([np.nan, np.nan])}, doc)
+    with pytest.raises(HarnessError, match="values average to 1.0 but metrics.json says none"):
+        store.check_means(tmp_path, {"perfrecall@10": np.array([1.0])}, doc)

@@ -1,0 +1,40 @@
+"""compare's settings are checked once, for the command line and the API alike."""
+
+import math
+import re
+
+import pytest
+
+from harness.cli.compare import _options, _parser
+from harness.core.errors import ConfigError
+from harness.report.compare import Options, check_options
+
+GOOD = dict(metrics=None, max_drop=1.0, alpha=0.05, min_queries=30, permutations=10, bootstrap=0,
+            seed=0)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "key, value, says",
+    [
+        ("alpha", 1.0, "must be between 0 and 1"),
+        ("max_drop", math.inf, "must be a finite number >= 0 points"),
+        ("max_drop", math.nan, "must be a finite number >= 0 points"),
+        ("min_queries", 0, "must be an integer >= 1"),
+        ("seed", -1, "must be an integer >= 0"),
+        ("permutations", 0, "must be an integer in [1, 1000000]"),
+        ("bootstrap", -1, "must be an integer in [0, 1000000] (0: no CIs;"),
+        ("bootstrap", 10**7, "must be an integer in [0, 1000000]"),
+    ],
+)
+def test_the_api_and_the_command_line_refuse_the_same_settings(key, value, says):
+    opts = Options(**{**GOOD, key: value})
+    with pytest.raises(ConfigError, match=rf"^{key} {re.escape(says)}"):
+        check_options(opts)
+    flag = "--" + key.replace("_", "-")
+    with pytest.raises(ConfigError, match=rf"^{flag} {re.escape(says)}"):
+        _options(_parser().parse_args(["a", "b", flag, str(value)]))
+
+
+def test_bootstrap_zero_is_no_ci_on_both_roads():
+    assert check_options(Options(**GOOD)).bootstrap == 0
+    assert _options(_parser().parse_args(["a", "b", "--bootstrap", "0"])).bootstrap == 0
