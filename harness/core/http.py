@@ -5,6 +5,9 @@ safety rules written down in docs/reliability.md#http:
   error naming where it pointed (set base_url to that address);
 - 429, 5xx, timeouts and connection errors are retried with exponential backoff; Retry-After is
   honoured but capped at `max_wait_s`, and the whole retry loop stops after `max_total_s`;
+- a server this client never reached (connection refused, unknown host) is given up after
+  `FIRST_CONTACT_RETRIES` retries: that is a wrong address or a server not started, which
+  minutes of retries would not mend;
 - the key is read from the environment at request time and is replaced by `***` in every
   message and log line, including a server's echo of the request.
 """
@@ -30,6 +33,7 @@ REDACTED = "***"
 # The clock and the waits between attempts, by name so that tests can stand in for them.
 _sleep = time.sleep
 _clock = time.monotonic
+FIRST_CONTACT_RETRIES = 2
 
 
 class Retry(Exception):
@@ -75,6 +79,7 @@ class ApiClient:
         self.max_wait_s = float(max_wait_s)
         self.max_total_s = float(max_total_s)
         self._client: httpx.Client | None = None
+        self._reached = False  # some request got an answer: a later refusal may be a restart
 
     def key(self, who: str) -> str:
         """The API key, read now from the environment; `who` names the model in the error."""
@@ -110,7 +115,18 @@ class ApiClient:
                 reason = f"no answer within {self.timeout_s:g} s"
             except httpx.TransportError as exc:
                 reason = f"{type(exc).__name__}: {exc}"
+                never = isinstance(exc, httpx.ConnectError) and not self._reached
+                if never and attempt >= min(FIRST_CONTACT_RETRIES, self.max_retries):
+                    raise HarnessError(
+                        self._redact(
+                            f"cannot connect to {url} {what} ({reason}; {_times(attempt + 1)}); "
+                            f"start the server, or set {self.section}.base_url to where it "
+                            "listens",
+                            key,
+                        )
+                    ) from None
             else:
+                self._reached = True
                 if resp.is_redirect:
                     target = resp.headers.get("Location", "?")
                     raise HarnessError(

@@ -202,6 +202,8 @@ def test_llm_endpoint_unreachable_is_one_line_and_writes_nothing(tmp_path):
                    "extractor.max_retries=0", cwd=tmp_path, env=env, check=False)  # fmt: skip
     assert res.returncode == 2
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
-    assert len(errors) == 1 and "http://127.0.0.1:9/v1/chat/completions failed once" in errors[0]
+    assert (
+        len(errors) == 1 and "cannot connect to http://127.0.0.1:9/v1/chat/completions" in errors[0]
+    )
     assert "for chunk '" in errors[0]
     assert not (tmp_path / "results" / "strata" / "demo").exists()

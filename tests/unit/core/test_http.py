@@ -93,15 +93,30 @@ def test_429_then_success(fake_openai, sleeps):
     assert fake_openai.count("embeddings") == 3
 
 
-def test_unreachable_port_fails_with_one_line(sleeps):
+def _free_port() -> int:
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return s.getsockname()[1]
+
+
+def test_unreachable_port_fails_with_one_line(sleeps):
     with pytest.raises(HarnessError) as err:
-        _post(_client(f"http://127.0.0.1:{port}/v1", max_retries=2))
+        _post(_client(f"http://127.0.0.1:{_free_port()}/v1", max_retries=1))
     msg = str(err.value)
-    assert "failed 3 times" in msg and "ConnectError" in msg and "\n" not in msg
-    assert len(sleeps) == 2
+    assert "cannot connect to" in msg and "ConnectError" in msg and "\n" not in msg
+    assert "2 times); start the server, or set retriever.base_url" in msg and len(sleeps) == 1
+
+
+def test_a_server_never_reached_is_given_up_soon_one_reached_before_is_waited_for(sleeps):
+    client = _client(f"http://127.0.0.1:{_free_port()}/v1", max_retries=6, backoff_s=1.0)
+    with pytest.raises(HarnessError, match=r"cannot connect to .*; 3 times\)"):
+        _post(client)
+    assert sleeps == [1.0, 2.0]  # not minutes: a wrong address or a server not started
+    sleeps.clear()
+    client._reached = True  # it answered before: a refusal now may be a restart
+    with pytest.raises(HarnessError, match="failed 7 times"):
+        _post(client)
+    assert sleeps == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
 
 
 @pytest.mark.parametrize("url", ["notaurl", "ftp://host/v1", "http://", "https://h:99999/v1", None])
@@ -126,15 +141,13 @@ def test_missing_key_names_the_variable(monkeypatch):
 
 
 def test_credentials_in_base_url_are_masked_in_every_message(sleeps, caplog):
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = _free_port()
     caplog.set_level(logging.INFO, logger="harness.http")
     with pytest.raises(HarnessError) as err:
         _post(_client(f"http://alice:hunter2@127.0.0.1:{port}/v1", max_retries=1))
     said = [str(err.value), *(r.getMessage() for r in caplog.records)]
     assert len(said) == 2 and all("hunter2" not in m and "alice" not in m for m in said)
-    assert f"http://***@127.0.0.1:{port}/v1/embeddings failed 2 times" in said[0]
+    assert f"cannot connect to http://***@127.0.0.1:{port}/v1/embeddings" in said[0]
     with pytest.raises(ConfigError) as bad:
         _client("ftp://alice:hunter2@host/v1")
     assert "hunter2" not in str(bad.value)
