@@ -22,6 +22,7 @@ from harness.report.leaderboard.tables import (
     cutoffs,
     grouped_table,
     metric_name,
+    section_mismatch,
     settings_note,
 )
 
@@ -87,7 +88,10 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
 
     names = sorted(cells, key=weakest)
     title = f"{corpus}: {shape.title}"
-    table = grouped_table(board, cells, names, specs, sig, f"{shape.tag}_{corpus}", title)
+    mismatch = section_mismatch(cells, shape.section)  # no best among settings that differ
+    sig = None if mismatch else sig
+    key = f"{shape.tag}_{corpus}"
+    table = grouped_table(board, cells, names, specs, sig, key, title, marked=not mismatch)
     if table is None:
         return None
     if shape.average:
@@ -97,8 +101,7 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
             for xs in ([v.value for v in col if v.value is not None] for col in values)
         ]
         table.rows.append((f"Average ({len(names)})", average))
-    described = settings_note(cells, shape.section, shape.describe or _describe)
-    table.notes = [shape.note, *described]
+    table.notes = [shape.note, *settings_note(cells, shape.section, shape.describe or _describe)]
     if shape is RARE and _uneven(cells, ks):
         table.notes.append(
             "Some verdicts could not be read: E2E and Param-only are then means over slightly "

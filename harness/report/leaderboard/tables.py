@@ -447,8 +447,16 @@ def cutoffs(per_cell: list[set[int]]) -> tuple[list[int], list[str]]:
 
 def settings_note(cells: dict[str, Evaluation], key: str, describe) -> list[str]:
     """The model section (`key`: utility, rag) the numbers come from, as describe(section)
-    says it; instead, a warning naming the first setting that differs when the cells were
-    scored with other settings (their values do not compare)."""
+    says it; instead, section_mismatch's warning when the cells were scored with other
+    settings."""
+    first = next(iter(cells.values())).doc.get("config") or {}
+    return [section_mismatch(cells, key) or describe(first.get(key) or {})]
+
+
+def section_mismatch(cells: dict[str, Evaluation], key: str) -> str:
+    """'' when every cell's `key` section (utility, rag) gives comparable numbers, else a
+    warning naming the first setting that differs: their values do not compare, so no best
+    is marked among them."""
     from harness.cell.sections import SECTIONS
 
     section = next(s for s in SECTIONS if s.key == key)
@@ -457,11 +465,11 @@ def settings_note(cells: dict[str, Evaluation], key: str, describe) -> list[str]
     for name, other in sections.items():
         diff = section.difference(first, other)
         if diff:
-            return [
+            return (
                 f"the cells were scored with different {key} settings ({diff}, e.g. for "
-                f"{name}): their values do not compare"
-            ]
-    return [describe(first)]
+                f"{name}): their values do not compare, and no best is marked"
+            )
+    return ""
 
 
 def held_metrics(e: Evaluation) -> set[str]:
@@ -489,11 +497,12 @@ def grouped_table(
     key: str,
     title: str,
     stratum: str = "overall",
+    marked: bool = True,
 ) -> Table | None:
     """Rows `names`, columns the specs' (group, [(header, metric, label)]): the metric's
     mean overall, or in `stratum`'s `label`. A column no cell has a value in is dropped (a
-    group with it when it empties); each column's best value is marked. None when no
-    column is left."""
+    group with it when it empties); each column's best value is marked (unless not
+    `marked`). None when no column is left."""
     flat = [(group, col) for group, cols in specs for col in cols]
     strat = [("overall", None) if label is None else (stratum, label) for _, (_, _, label) in flat]
     rows = [
@@ -505,7 +514,8 @@ def grouped_table(
     rows = [(n, [v[i] for i in keep]) for n, v in rows]
     groups: list[tuple[str, int]] = []
     for j, i in enumerate(keep):
-        _mark_best(rows, j, sig, cells, flat[i][1][1], *strat[i])
+        if marked:
+            _mark_best(rows, j, sig, cells, flat[i][1][1], *strat[i])
         group = flat[i][0]
         if groups and groups[-1][0] == group:
             groups[-1] = (group, groups[-1][1] + 1)

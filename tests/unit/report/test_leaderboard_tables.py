@@ -223,3 +223,28 @@ def test_coverage_plot_puts_every_retriever_at_its_corpus_similarity(board, tmp_
           for x in line.get_xdata()}  # fmt: skip
     assert len(xs) == 1 and xs.pop() == pytest.approx(35.1)
     assert "no Similarity for legal" in ax.get_title() and "Coverage" not in ax.get_title()[40:]
+
+
+def _rag_cell(retriever, e2e, model):
+    mean = {"e2e@5": e2e, "closed_book": 0.2, "rag_gain@5": e2e - 0.2, "perfrecall@5": 0.3}
+    doc = {"results": {"overall": {"n": 10, "mean": mean}}, "metrics": list(mean)}
+    doc["config"] = {"rag": {"generator": {"backend": "openai", "model": model}}}
+    return cell("finance", retriever, doc)
+
+
+def test_rag_columns_mark_no_best_across_cells_scored_with_other_rag_settings():
+    from harness.report.leaderboard.rag import RARE, shaped_table
+
+    b = Board(Path("/nowhere"))
+    b.cells = {
+        "finance": {"bm25": _rag_cell("bm25", 0.4, "m1"), "dense": _rag_cell("dense", 0.6, "m1")}
+    }
+    same = shaped_table(b, "finance", RARE, sig=None)
+    assert [v.best for v in dict(same.rows)["dense"]][:1] == [True]
+    assert "do not compare" not in " ".join(same.notes)
+
+    b.cells["finance"]["dense"] = _rag_cell("dense", 0.6, "m2")  # another generator
+    other = shaped_table(b, "finance", RARE, sig=None)
+    assert not any(v.best or v.mark for _, vals in other.rows for v in vals)
+    assert any('rag.generator.model: "m1" vs "m2"' in n and "no best is marked" in n
+               for n in other.notes)  # fmt: skip
