@@ -39,6 +39,7 @@ from harness.rag.judges import (
     asks_of,
     deflection,
     exact_match,
+    reads,
     token_f1,
 )
 from harness.rag.spec import RagSpec
@@ -208,14 +209,14 @@ def _can_or_fail(judge, ask: str, metric: str) -> None:
 
 
 def can(judge, ask: str) -> bool:
-    """Whether the judge answers `ask` (judge, eligibility, support, deflection); a custom
-    class is asked without building it."""
-    if isinstance(judge, (Lexical, NLIJudge)):
-        return ask == "judge"
-    if isinstance(judge, LLMJudge):
-        return True
+    """Whether the judge answers `ask` (judges.reads); a custom class is asked without
+    building it."""
+    kinds = ((Lexical, "lexical"), (NLIJudge, "nli"), (LLMJudge, "llm"))
+    kind = next((k for cls, k in kinds if isinstance(judge, cls)), "custom")
+    if kind != "custom":
+        return reads(kind, ask)
     obj = judge.get() if isinstance(judge, Given) else target_class(judge.spec, judge.where)
-    return callable(getattr(obj, ask, None))
+    return reads(kind, ask, obj)
 
 
 class Asker:

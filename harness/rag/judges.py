@@ -107,6 +107,16 @@ def asks_of(metrics) -> dict[str, str]:
     return out
 
 
+def reads(kind: str, ask: str, impl: Any = None) -> bool:
+    """Whether a judge of `kind` (lexical, nli, llm, custom) answers `ask`: the lexical and
+    nli judges give verdicts only, the llm judge answers every question, a custom judge the
+    ones its object or class `impl` has a method for. The one rule: the plan checks
+    configured judges by it (RagSpec.check_judge), scoring checks objects handed in."""
+    if kind in ("lexical", "nli"):
+        return ask == "judge"
+    return kind == "llm" or callable(getattr(impl, ask, None))
+
+
 LABELS = {ask: (*dict.fromkeys(replies.values()), None) for ask, (replies, _) in ASKS.items()}
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError, did_you_mean
-from harness.rag.judges import VERDICT_PROMPT, asks_of
+from harness.rag.judges import VERDICT_PROMPT, asks_of, reads
 from harness.utility.spec import (
     PASSAGE,
     PASSAGE_UNTITLED,
@@ -120,18 +120,17 @@ class RagSpec:
         needed = asks_of(metrics)
         if not needed or self.judge_object is not None or self.judge == "llm":
             return
-        for ask, metric in sorted(needed.items()):
-            if ask == "judge" and self.judge != "custom":
-                continue
-            if self.judge == "custom":
-                from harness.utility.models import target_class
+        cls = None
+        if self.judge == "custom":  # the class, not built
+            from harness.utility.models import target_class
 
-                cls = target_class(self.judge_model, "rag.judge_model")
-                if callable(getattr(cls, ask, None)):
-                    continue
+            cls = target_class(self.judge_model, "rag.judge_model")
+        for ask, metric in sorted(needed.items()):
+            if reads(self.judge, ask, cls):
+                continue
+            said = f"the {self.judge} judge reads no {ask}"
+            if cls is not None:
                 said = f"rag.judge_model.target {self.judge_model.target} has no {ask}() method"
-            else:
-                said = f"the {self.judge} judge reads no {ask}"
             raise ConfigError(
                 f"{metric} needs a judge that reads {ask}: {said}; set rag.judge=llm with "
                 f"rag.judge_model.model, or a custom judge with {ask}(...) (docs/rag.md#garage)"
