@@ -19,6 +19,7 @@ from harness.report.leaderboard.tables import (
     grouped_table,
     held_metrics,
     metric_name,
+    weakest_first,
 )
 
 ANSWER_FAMILIES = ("answer_recall", "answer_rank", "outdated")
@@ -90,18 +91,15 @@ def protocols_table(
 def _order(cells: dict[str, Evaluation], ks: list[int]) -> list[str]:
     """Weakest first by answer_recall at the largest K, else Coverage on answerable queries;
     cells without either on top."""
-    k = max(ks) if ks else None
+    if not ks:
+        return sorted(cells)
+    k = max(ks)
 
-    def key(name: str):
-        e = cells[name]
-        x = None
-        if k is not None:
-            x = e.mean(metric_name("answer_recall", k))
-            if x is None:
-                x = e.mean(metric_name("coverage", k), STRATUM, "yes")
-        return (-1.0 if x is None else x, name)
+    def score(name: str) -> float | None:
+        x = cells[name].mean(metric_name("answer_recall", k))
+        return cells[name].mean(metric_name("coverage", k), STRATUM, "yes") if x is None else x
 
-    return sorted(cells, key=key)
+    return weakest_first(cells, score)
 
 
 def _notes(cells: dict[str, Evaluation], cols: list[tuple[str, str, str | None]]) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.cell.result import Evaluation
 from harness.report.leaderboard.collect import Board
-from harness.report.leaderboard.tables import Options, Table, Value
+from harness.report.leaderboard.tables import Options, Table, Value, weakest_first
 from harness.report.protocols import top_k
 
 
@@ -46,13 +46,9 @@ def deflection_table(board: Board, corpus: str, opts: Options) -> Table | None:
     auroc_ks = _ks(blocks, "auroc")
     share_ks = _ks(blocks, "distractors")
 
-    def weakest_first(name: str):
-        x = (block(cells[name]).get("auroc") or {}).get("top1")
-        return (-1.0 if x is None else x, name)
-
     rows: list[tuple[str, list[Value]]] = []
     raw: list[list[float | None]] = []  # the AUROCs at full precision, for the best marks
-    for name in sorted(cells, key=weakest_first):
+    for name in weakest_first(cells, lambda n: (block(cells[n]).get("auroc") or {}).get("top1")):
         e = cells[name]
         b = block(e)
         n, auroc, d = b.get("n") or {}, b.get("auroc") or {}, b.get("distractors") or {}

@@ -24,6 +24,7 @@ from harness.report.leaderboard.tables import (
     metric_name,
     section_mismatch,
     settings_note,
+    weakest_first,
 )
 
 
@@ -82,11 +83,7 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
         for k in ks
     ]  # fmt: skip
 
-    def weakest(name: str):
-        x = cells[name].mean(metric_name(shape.first, ks[-1]))
-        return (-2.0 if x is None else x, name)
-
-    names = sorted(cells, key=weakest)
+    names = weakest_first(cells, lambda n: cells[n].mean(metric_name(shape.first, ks[-1])))
     title = f"{corpus}: {shape.title}"
     mismatch = section_mismatch(cells, shape.section)  # no best among settings that differ
     sig = None if mismatch else sig

@@ -472,6 +472,12 @@ def section_mismatch(cells: dict[str, Evaluation], key: str) -> str:
     return ""
 
 
+def weakest_first(names, score) -> list[str]:
+    """`names` by score(name), lowest first; those without a score (None) on top, then by
+    name."""
+    return sorted(names, key=lambda n: (-math.inf if (x := score(n)) is None else x, n))
+
+
 def held_metrics(e: Evaluation) -> set[str]:
     """Every metric a cell holds: the names it was scored with and its overall means."""
     overall = (e.doc.get("results") or {}).get("overall") or {}
