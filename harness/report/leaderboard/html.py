@@ -106,33 +106,22 @@ def table_html(t: Table) -> str:
         '<div class="scroll"><table class="paper">',
         "<thead>",
     ]
-    if t.groups:
-        out.append(
-            "<tr><th></th>"
-            + "".join(f'<th colspan="{span}">{html.escape(g)}</th>' for g, span in t.groups)
-            + "</tr>"
-        )
-        if t.group_notes:
-            out.append(
-                '<tr class="note"><th></th>'
-                + "".join(
-                    f'<th colspan="{span}">{html.escape(n)}</th>'
-                    for n, (_, span) in zip(t.group_notes, t.groups)
-                )
-                + "</tr>"
+    spans = [span for _, span in t.groups]
+    for attrs, heads in (("", [g for g, _ in t.groups]), (' class="note"', t.group_notes)):
+        if t.groups and heads:  # the column groups, then their notes
+            cells = "".join(
+                f'<th colspan="{s}">{html.escape(h)}</th>' for h, s in zip(heads, spans)
             )
+            out.append(f"<tr{attrs}><th></th>{cells}</tr>")
     out.append(
         "<tr>"
         + "".join(f"<th>{html.escape(c)}</th>" for c in [t.stub, *t.columns])
         + "</tr></thead><tbody>"
     )
-    for label, vals in t.rows:
-        out.append(f"<tr><th>{html.escape(label)}</th>{''.join(_cell(v) for v in vals)}</tr>")
-    for label, vals in t.published:
-        out.append(
-            f'<tr class="published"><th>{html.escape(label)}</th>'
-            f"{''.join(_cell(v) for v in vals)}</tr>"
-        )
+    for attrs, rows in (("", t.rows), (' class="published"', t.published)):
+        for label, vals in rows:
+            cells = "".join(_cell(v) for v in vals)
+            out.append(f"<tr{attrs}><th>{html.escape(label)}</th>{cells}</tr>")
     out.append("</tbody></table></div>")
     if t.notes:
         out.append('<p class="legend">' + "<br>".join(html.escape(n) for n in t.notes) + "</p>")

@@ -236,9 +236,7 @@ def csv_text(t: Table) -> str:
     w = csv.writer(buf, lineterminator="\n")
     cols = _flat_columns(t)
     w.writerow([t.stub.lower(), *cols])
-    for label, vals in t.rows:
-        w.writerow([label, *(_csv(v) for v in vals)])
-    for label, vals in t.published:
+    for label, vals in [*t.rows, *t.published]:
         w.writerow([label, *(_csv(v) for v in vals)])
     return buf.getvalue()
 
