@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from harness.core.errors import ConfigError, unknown_name
+from harness.core.errors import ConfigError, HarnessError, said, unknown_name
 from retrievers.base import Retriever, check_retriever, is_encoder
 
 
@@ -78,8 +78,10 @@ def _plugin(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
         kwargs["name"] = name
     try:
         obj = cls(**kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"retriever._target_={target}: cannot build it: {exc}") from None
+    except HarnessError:
+        raise
+    except Exception as exc:  # its arguments do not fit, or its own code failed
+        raise ConfigError(f"retriever._target_={target}: cannot build it: {said(exc)}") from exc
     # the config's class and arguments name the model: its embeddings may be cached under them
     cache_id = f"{target}:{sorted(kwargs.items())!r}"
     return as_retriever(
@@ -130,6 +132,10 @@ def as_retriever(
     as it is, an encoder wrapped in a dense retriever; else one error naming what is missing."""
     if isinstance(obj, (str, PurePath)):
         return _named_or_file(obj, name, runtime)
+    if inspect.isclass(obj):
+        raise ConfigError(
+            f"{where}: {obj.__name__} is a class; pass an instance, {obj.__name__}(...)"
+        )
     if is_encoder(obj) and not hasattr(obj, "search"):
         from retrievers.dense import Dense
 

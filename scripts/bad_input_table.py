@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,8 +44,13 @@ Written by `python scripts/bad_input_table.py` from the tests' own observations;
 CUT = 200
 
 
+# a test's temporary folder (pytest numbers them per run): shown as <tmp> so the table is the
+# same from run to run
+TMP = re.compile(r"/tmp/pytest-of-[^/]+/pytest-\d+/[^/\s]+")
+
+
 def _cell(text: str, cut: int) -> str:
-    text = " ".join(str(text).split())
+    text = TMP.sub("<tmp>", " ".join(str(text).split()))
     if len(text) > cut:
         text = text[: cut - 1] + "…"
     return text.replace("|", "\\|").replace("`", "'")

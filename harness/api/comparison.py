@@ -46,7 +46,7 @@ class Comparison:
 def compare(
     baseline: Any,
     *candidates: Any,
-    metrics: list[str] | None = None,
+    metrics: list[str] | str | None = None,
     max_drop: float = 1.0,
     alpha: float = 0.05,
     min_queries: int = 30,
@@ -61,8 +61,9 @@ def compare(
 
     if not candidates:
         raise HarnessError("compare needs a baseline and at least one candidate")
-    opts = Options(metrics, max_drop, alpha, min_queries, permutations, bootstrap, seed)
-    check_options(opts)
+    opts = check_options(
+        Options(metrics, max_drop, alpha, min_queries, permutations, bootstrap, seed)
+    )
     cells = []
     for c in (baseline, *candidates):
         cells.append(c if isinstance(c, Evaluation) else Evaluation.from_disk(Path(c)))

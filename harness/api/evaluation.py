@@ -237,7 +237,8 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
         )
     if isinstance(obj, (Run, Mapping)) or is_frame(obj):
         return Run.of(obj, name=name, depth=depth), _NoRetriever()
-    retriever = as_retriever(obj, name=name, where=f"evaluate(..., {type(obj).__name__})")
+    shown = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+    retriever = as_retriever(obj, name=name, where=f"evaluate(..., {shown})")
     if not isinstance(retriever, RunFile):  # a run file is named by its file, as it is
         check_name("the retriever's name", retriever.name)
         depth = RetrievalConf().depth if depth is None else depth

@@ -88,8 +88,8 @@ INTERRUPTED = (
 def error_message(exc: BaseException) -> str | None:
     """The one-line message of bad input (a HarnessError, or OmegaConf's errors such as
     MissingMandatoryValue); None for anything else (a bug: keep its traceback)."""
-    if isinstance(exc, HarnessError):
-        return str(exc)
+    if isinstance(exc, HarnessError):  # one line, whatever a message quoted
+        return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
     if isinstance(exc, Exception) and type(exc).__module__.startswith("omegaconf"):
         return _omegaconf_message(exc)
     if isinstance(exc, SystemExit):

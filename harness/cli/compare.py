@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.common import ArgumentParser, command
-from harness.core.errors import HarnessError
+from harness.core.errors import HarnessError, check_int
 from harness.core.files import write_text_atomic
 from harness.report.compare import (
     Options,
@@ -85,6 +85,7 @@ def _options(args: argparse.Namespace) -> Options:
     names = [n.strip() for item in args.metric for n in item.split(",") if n.strip()]
     given = ("max_drop", "alpha", "min_queries", "permutations", "bootstrap", "seed")
     opts = Options(metrics=names or None, **{k: getattr(args, k) for k in given})
+    check_int(args.resamples, "--resamples")  # --winrate's
     return check_options(opts, flags=True)
 
 
@@ -118,8 +119,6 @@ def _winrate(cells, opts: Options, args: argparse.Namespace) -> int:
 
     if len(cells) != 2:
         raise HarnessError(f"--winrate compares exactly two folders (A B), got {len(cells)}")
-    if args.resamples < 1:
-        raise HarnessError("--resamples must be a positive integer")
     check_comparable(cells)
     a, b = cells
     metrics = select_metrics(cells, opts.metrics)

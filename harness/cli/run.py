@@ -13,6 +13,7 @@ log = logging.getLogger("harness")
 
 
 REPORTS = ("short", "full")
+_SHOWN: list = []  # the cells this process printed
 
 
 def run(cfg: dict[str, Any]):
@@ -30,7 +31,9 @@ def run(cfg: dict[str, Any]):
     result = run_cell(cfg, base=shipped("retriever", cfg["retriever"]))
     for note in result.notes:
         log.info(note)
-    print(f"\n{result.corpus} · {result.retriever} · {result.n_queries} queries")
+    gap = "\n" if _SHOWN else ""  # a blank line between the cells a process prints
+    _SHOWN.append(result.path)
+    print(f"{gap}{result.corpus} · {result.retriever} · {result.n_queries} queries")
     print(table(result.aggregated, result.metrics, skip=("cluster",), undefined=report == "full"))
     if report == "full":
         print(_full(result))

@@ -56,10 +56,15 @@ def guarded_call(who: str, method, *args, **kwargs):
     except HarnessError:
         raise
     except Exception as exc:
-        raise HarnessError(
-            f"{who} ({type(getattr(method, '__self__', method)).__name__}.{method.__name__}) "
-            f"failed: {type(exc).__name__}: {exc}"
-        ) from exc
+        owner = type(getattr(method, "__self__", method)).__name__
+        raise HarnessError(f"{who} ({owner}.{method.__name__}) failed: {said(exc)}") from exc
+
+
+def said(exc: BaseException) -> str:
+    """An exception as one line: its type and message (lines joined), the type alone when it
+    has no message."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def check_int(value: Any, key: str, low: int = 1) -> int:

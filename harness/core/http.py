@@ -163,10 +163,12 @@ class ApiClient:
                     if not out_of_time
                     else f"{_times(attempt + 1)} in {spent:.0f} s ({self.section}.max_total_s)"
                 )
+                fix = f"raise {self.section}.max_retries / {self.section}.max_total_s"
+                if reason.startswith("no answer within"):  # slow, or not answering at all
+                    fix = f"raise {self.section}.timeout_s for a slow server"
                 raise HarnessError(
                     self._redact(
-                        f"{url} failed {why} {what} (last: {reason}); check the endpoint, or "
-                        f"raise {self.section}.max_retries / {self.section}.max_total_s",
+                        f"{url} failed {why} {what} (last: {reason}); check the endpoint, or {fix}",
                         key,
                     )
                 )

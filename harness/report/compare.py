@@ -18,7 +18,7 @@ from harness.cell.result import Evaluation
 from harness.core.errors import ConfigError, HarnessError, check_int, did_you_mean
 from harness.core.labels import label_order
 from harness.core.tables import markdown
-from harness.report.terminal import display, scale
+from harness.report.terminal import display, queries, scale
 from metrics import stats
 from metrics.registry import aggregate_of, in_percent
 
@@ -49,7 +49,8 @@ class Options:
 
 def check_options(opts: Options, flags: bool = False) -> Options:
     """`opts`, checked for `compare` from the command line and the API alike: one ConfigError
-    naming the bad setting, as its flag (`--max-drop`) when `flags`."""
+    naming the bad setting, as its flag (`--max-drop`) when `flags`. Metrics given as one
+    string are read as the command line reads them: comma-separated names."""
 
     def name(key: str) -> str:
         return f"--{key.replace('_', '-')}" if flags else key
@@ -61,6 +62,8 @@ def check_options(opts: Options, flags: bool = False) -> Options:
         raise ConfigError(f"{name('max_drop')} must be a finite number >= 0 points, got {drop!r}")
     check_int(opts.min_queries, name("min_queries"))
     check_int(opts.seed, name("seed"), 0)
+    if isinstance(opts.metrics, str):
+        opts = replace(opts, metrics=[n.strip() for n in opts.metrics.split(",") if n.strip()])
     for key, low, note in (
         ("permutations", 1, "10000 gives p-values to about 0.0001"),
         ("bootstrap", 0, "0: no CIs; 10000 gives intervals to about 0.0001"),
@@ -292,7 +295,7 @@ def render(cells: Sequence[Evaluation], metrics: list[str], rows: list[Row], opt
         f"randomization test ({opts.permutations:,} sign flips, seed {opts.seed}) and paired "
         f"t-test; Holm adjusts the randomization p over the {n_gated} gated tests. Gate: a drop "
         f"of more than {opts.max_drop:.2f} points{gate_note} with Holm p < {opts.alpha:g}, "
-        f"overall and in strata with at least {opts.min_queries} queries.",
+        f"overall and in strata with at least {queries(opts.min_queries)}.",
     ]
     if len({c.depth for c in cells}) > 1:
         lines += ["", "Note: the folders were run at different retrieval depths."]

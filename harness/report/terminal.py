@@ -19,6 +19,10 @@ def scale(metric: str) -> float:
     return 100.0 if in_percent(metric) else 1.0
 
 
+def queries(n: int) -> str:
+    return f"{n} query" if n == 1 else f"{n} queries"
+
+
 def display(metric: str, value: float | None, signed: bool = False) -> str:
     """`metric`'s value for display with 2 decimals: in percent for a share, as it is
     otherwise, a count (a total of NumRet, NumQ, ...) whole; '-' for None or NaN."""

@@ -12,6 +12,7 @@ from typing import Any
 from harness.cell.result import Evaluation
 from harness.core.errors import HarnessError
 from harness.core.tables import markdown
+from harness.report.terminal import queries
 from harness.strata.semantic import NA
 from metrics.strata_stats import AGGREGATES, win_rates
 
@@ -72,7 +73,7 @@ def render(a: Evaluation, b: Evaluation, names: tuple[str, str], result: dict[st
         f"Share of {result['resamples']:,} bootstrap resamples of the queries (seed "
         f"{result['seed']}) in which {names[0]} beats {names[1]} on each aggregate across "
         f"semantic clusters; ties count half. The worst cluster is taken among clusters with "
-        f"at least {result['min_queries']} queries in the resample. 50% = no difference.",
+        f"at least {queries(result['min_queries'])} in the resample. 50% = no difference.",
         "",
     ]
     body = [[m, *(_rate(by[k]["rate"]) for k in AGGREGATES)] for m, by in result["rates"].items()]

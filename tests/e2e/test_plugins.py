@@ -138,3 +138,32 @@ def test_a_plugin_that_raises_is_one_error_line_naming_it(work, monkeypatch):
     ) as got:
         h.evaluate("demo", broken_plugins.BrokenEncoder(), name="enc")
     assert isinstance(got.value.__cause__, RuntimeError)  # the plug-in's traceback stays chained
+
+
+def test_plugin_errors_stay_one_line_and_a_class_is_not_an_instance(work, monkeypatch):
+    (work / "odd_plugins.py").write_text(
+        "class TwoLines:\n    name = 'two'\n    def index(self, corpus):\n"
+        "        raise RuntimeError('first line\\nsecond line')\n"
+        "    def search(self, queries, *, depth):\n        return {}\n"
+        "class Silent(TwoLines):\n    name = 'silent'\n    def index(self, corpus):\n"
+        "        raise MemoryError()\n"
+        "class InitBoom:\n    def __init__(self):\n        raise ValueError('bad init')\n"
+    )
+    two = harness("retriever=custom", "retriever._target_=odd_plugins.TwoLines", cwd=work,
+                  check=False)  # fmt: skip
+    assert_one_line_error(two, work, "RuntimeError: first line second line")
+    init = harness("retriever=custom", "retriever._target_=odd_plugins.InitBoom", cwd=work,
+                   check=False)  # fmt: skip
+    assert_one_line_error(init, work, "cannot build it: ValueError: bad init")
+
+    import harness as h
+    from harness.core.errors import ConfigError, HarnessError
+
+    monkeypatch.syspath_prepend(str(work))
+    import odd_plugins
+
+    with pytest.raises(HarnessError, match=r"\(Silent.index\) failed: MemoryError$"):
+        h.evaluate("demo", odd_plugins.Silent())
+    with pytest.raises(ConfigError, match=r"evaluate\(\.\.\., TwoLines\): TwoLines is a class; "
+                       r"pass an instance, TwoLines\(\.\.\.\)"):  # fmt: skip
+        h.evaluate("demo", odd_plugins.TwoLines)

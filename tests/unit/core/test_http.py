@@ -162,3 +162,10 @@ def test_a_placeholder_key_is_not_masked_in_messages():
     text = "raise retriever.max_retries / retriever.max_total_s"
     assert client._redact(text, "x") == text
     assert KEY not in client._redact(f"got {KEY} back", KEY)
+
+
+def test_a_server_that_never_answers_in_time_points_at_the_timeout(fake_openai, sleeps):
+    fake_openai.script(Reply(delay_s=0.5), Reply(delay_s=0.5))
+    with pytest.raises(HarnessError, match=r"no answer within 0.1 s\); check the endpoint, or "
+                       r"raise retriever.timeout_s for a slow server"):  # fmt: skip
+        _post(_client(fake_openai.url, max_retries=1, timeout_s=0.1))

@@ -38,3 +38,15 @@ def test_the_api_and_the_command_line_refuse_the_same_settings(key, value, says)
 def test_bootstrap_zero_is_no_ci_on_both_roads():
     assert check_options(Options(**GOOD)).bootstrap == 0
     assert _options(_parser().parse_args(["a", "b", "--bootstrap", "0"])).bootstrap == 0
+
+
+def test_metrics_as_one_string_are_comma_separated_names_as_on_the_command_line():
+    opts = check_options(Options(**{**GOOD, "metrics": "coverage@10, perfrecall@10"}))
+    assert opts.metrics == ["coverage@10", "perfrecall@10"]
+    cli = _options(_parser().parse_args(["a", "b", "--metric", "coverage@10, perfrecall@10"]))
+    assert cli.metrics == opts.metrics
+
+
+def test_winrate_resamples_are_checked_on_every_run():
+    with pytest.raises(ConfigError, match=r"^--resamples must be an integer >= 1, got 0$"):
+        _options(_parser().parse_args(["a", "b", "--resamples", "0"]))
