@@ -158,6 +158,35 @@ def _f(x) -> str:
     return "" if x is None else repr(float(x))
 
 
+MANIFEST = ".written"  # in --out: the files the last leaderboard wrote there
+
+
+def _forget_earlier(out: Path, files: list[Path]) -> None:
+    """Remove what the previous leaderboard wrote under `out` and this one did not (the tables
+    of a corpus no longer shown), as its manifest lists them; a file of anyone else is never
+    touched. Then list this one's files."""
+    from harness.core.files import write_text_atomic
+
+    now = [f.relative_to(out).as_posix() for f in files]
+    try:
+        before = (out / MANIFEST).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        before = []
+    gone = []
+    for name in sorted(set(before) - set(now)):
+        path = out / name
+        if ".." in Path(name).parts or Path(name).is_absolute() or not path.is_file():
+            continue  # not a file the manifest could have listed
+        path.unlink()
+        gone.append(name)
+    if gone:
+        log.info(
+            f"removed {len(gone)} file(s) an earlier leaderboard wrote under {out} and this one "
+            f"does not ({', '.join(gone[:5])}{', ...' if len(gone) > 5 else ''})"
+        )
+    write_text_atomic(out / MANIFEST, "".join(f"{n}\n" for n in sorted(now)))
+
+
 def write(args, board, corpora, tables) -> list[Path]:
     """Write the requested formats under --out: all of them into a staging folder beside it,
     then each moved into place. A failure (a full disk) leaves --out as it was, with no partial
@@ -202,6 +231,7 @@ def write(args, board, corpora, tables) -> list[Path]:
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, final)
             files.append(final)
+        _forget_earlier(out, files)
         return files
     finally:
         shutil.rmtree(stage, ignore_errors=True)
