@@ -11,6 +11,11 @@ from collections.abc import Sequence
 def _render(header, body, fmt: str, left: int, align) -> list[str]:
     import tabulate as tab
 
+    def flat(cells):  # a label with a line break (a query field's value) stays on its row
+        return [" ".join(str(c).splitlines()) for c in cells]
+
+    header, body = flat(header), [flat(r) for r in body]
+
     colalign = (
         list(align) if align is not None else ["left"] * left + ["right"] * (len(header) - left)
     )
