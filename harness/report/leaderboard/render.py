@@ -59,7 +59,9 @@ def markdown(t: Table, ci: bool = False) -> str:
         body.append(["*corpus*", *cells])
     body += [[label, *(_md_cell(v, ci) for v in vals)] for label, vals in t.rows]
     body += [[f"*{label}*", *(_num(v) for v in vals)] for label, vals in t.published]
-    lines = [f"### {t.title}", "", *tables.markdown([t.stub, *cols], body, align=align)]
+    lines = [f"### {t.title}"]
+    if t.rows or t.published:  # a table without a row is its title and notes
+        lines += ["", *tables.markdown([t.stub, *cols], body, align=align)]
     notes = [*t.notes, *([CI_NOTE] if ci else [])]
     if notes:
         lines += [""] + [f"{n}  " for n in notes]

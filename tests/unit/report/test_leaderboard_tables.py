@@ -248,3 +248,11 @@ def test_rag_columns_mark_no_best_across_cells_scored_with_other_rag_settings():
     assert not any(v.best or v.mark for _, vals in other.rows for v in vals)
     assert any('rag.generator.model: "m1" vs "m2"' in n and "no best is marked" in n
                for n in other.notes)  # fmt: skip
+
+
+def test_a_table_without_rows_is_its_title_and_notes(board):
+    board.references = []
+    t, fails = reproduction(board, ["finance"], Options())
+    md = markdown(t)
+    assert fails == 0 and not t.rows and "|" not in md
+    assert md.startswith("### ") and "no published number has a reproduced cell here" in md
