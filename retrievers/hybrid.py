@@ -15,6 +15,7 @@ from typing import Any
 from harness.core.errors import ConfigError
 from harness.core.run import Run, canonical
 from harness.core.types import Chunk, Query
+from retrievers.base import call
 
 FUSIONS = ("rrf", "weighted")
 
@@ -60,7 +61,7 @@ class Hybrid:
 
     def index(self, corpus: Mapping[str, Chunk]) -> None:
         for part in self.parts.values():
-            part.index(corpus)
+            call(part, "index", corpus)
         self._vocab = {cid: i for i, cid in enumerate(corpus)}
 
     @property
@@ -73,10 +74,12 @@ class Hybrid:
 
     def search(self, queries: Sequence[Query], *, depth: int) -> Run:
         """Fuse the parts' lists for each query into one canonical ranking of `depth`."""
-        runs = {
-            key: part.search(queries, depth=max(depth, self.part_depth))
+        deep = max(depth, self.part_depth)
+        runs = {  # a plug-in part may answer with a dict or a DataFrame, as a retriever may
+            key: Run.of(call(part, "search", queries, depth=deep), name=part.name, depth=deep,
+                        where=f"hybrid part '{key}' search(): ")
             for key, part in self.parts.items()
-        }
+        }  # fmt: skip
         fused = {}
         for q in queries:
             scores: dict[str, float] = {}

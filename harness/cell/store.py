@@ -527,7 +527,10 @@ def read_per_query(path: Path):
         ) from None
     except OSError as exc:
         raise HarnessError(f"{path}: cannot be read ({exc.strerror}); rerun that cell") from None
-    rows = list(csv.reader(io.StringIO(text)))
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:  # a bare \r in a field (an edited file, an older writer's label)
+        raise HarnessError(f"{path}: {exc}; the folder is damaged, rerun that cell") from None
     if not rows or rows[0][:1] != ["query_id"] or "n_groups" not in rows[0]:
         raise HarnessError(f"{path}: header must start with query_id and hold n_groups")
     header = rows[0]

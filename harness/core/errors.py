@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import numbers
 from collections.abc import Iterable
 from typing import Any
 
@@ -56,8 +57,16 @@ def guarded_call(who: str, method, *args, **kwargs):
     except HarnessError:
         raise
     except Exception as exc:
-        owner = type(getattr(method, "__self__", method)).__name__
-        raise HarnessError(f"{who} ({owner}.{method.__name__}) failed: {said(exc)}") from exc
+        raise HarnessError(f"{who} ({_called(method)}) failed: {said(exc)}") from exc
+
+
+def _called(method) -> str:
+    """`Class.method` of a bound method (a classmethod: its class), else the callable's own
+    name (a function, a partial: its type)."""
+    owner, name = getattr(method, "__self__", None), getattr(method, "__name__", None)
+    if owner is not None and name:
+        return f"{owner.__name__ if isinstance(owner, type) else type(owner).__name__}.{name}"
+    return getattr(method, "__qualname__", None) or type(method).__name__
 
 
 def said(exc: BaseException) -> str:
@@ -68,11 +77,11 @@ def said(exc: BaseException) -> str:
 
 
 def check_int(value: Any, key: str, low: int = 1) -> int:
-    """`value` when it is an integer >= `low`; else a ConfigError naming `key` (a bool is no
-    integer here, though Python counts it as one)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    """`value` (a NumPy integer too) as an int when it is an integer >= `low`; else a
+    ConfigError naming `key` (a bool is no integer here, though Python counts it as one)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")
-    return value
+    return int(value)
 
 
 def check_flag(value: Any, key: str) -> bool:

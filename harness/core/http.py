@@ -5,9 +5,9 @@ safety rules written down in docs/reliability.md#http:
   error naming where it pointed (set base_url to that address);
 - 429, 5xx, timeouts and connection errors are retried with exponential backoff; Retry-After is
   honoured but capped at `max_wait_s`, and the whole retry loop stops after `max_total_s`;
-- a server this client never reached (connection refused, unknown host) is given up after
-  `FIRST_CONTACT_RETRIES` retries: that is a wrong address or a server not started, which
-  minutes of retries would not mend;
+- a connection refused by a server this client never reached is given up after
+  `FIRST_CONTACT_RETRIES` retries: nothing listens at that address (a wrong port, a server
+  not started), which minutes of retries would not mend;
 - the key is read from the environment at request time and is replaced by `***` in every
   message and log line, including a server's echo of the request.
 """
@@ -111,12 +111,19 @@ class ApiClient:
             wait: float | None = None
             try:
                 resp = self._http().post(url, json=dict(body), headers=headers)
+            except httpx.ConnectTimeout:
+                reason = f"no connection within {self.timeout_s:g} s"
             except httpx.TimeoutException:
                 reason = f"no answer within {self.timeout_s:g} s"
             except httpx.TransportError as exc:
                 reason = f"{type(exc).__name__}: {exc}"
-                never = isinstance(exc, httpx.ConnectError) and not self._reached
-                if never and attempt >= min(FIRST_CONTACT_RETRIES, self.max_retries):
+                # refused: nothing listens there (a DNS or TLS failure may pass: retried)
+                refused = isinstance(exc, httpx.ConnectError) and "refused" in str(exc).lower()
+                if (
+                    refused
+                    and not self._reached
+                    and attempt >= min(FIRST_CONTACT_RETRIES, self.max_retries)
+                ):
                     raise HarnessError(
                         self._redact(
                             f"cannot connect to {url} {what} ({reason}; {_times(attempt + 1)}); "

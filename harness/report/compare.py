@@ -9,6 +9,7 @@ than --max-drop points with Holm p < --alpha; 0 otherwise; 2 on bad input.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -55,10 +56,11 @@ def check_options(opts: Options, flags: bool = False) -> Options:
     def name(key: str) -> str:
         return f"--{key.replace('_', '-')}" if flags else key
 
-    if not (isinstance(opts.alpha, (int, float)) and 0 < opts.alpha < 1):
+    real = numbers.Real
+    if not (isinstance(opts.alpha, real) and 0 < opts.alpha < 1):
         raise ConfigError(f"{name('alpha')} must be between 0 and 1, got {opts.alpha!r}")
     drop = opts.max_drop
-    if not (isinstance(drop, (int, float)) and 0 <= drop < math.inf):  # NaN, inf pass any gate
+    if not (isinstance(drop, real) and 0 <= drop < math.inf):  # NaN, inf pass any gate
         raise ConfigError(f"{name('max_drop')} must be a finite number >= 0 points, got {drop!r}")
     check_int(opts.min_queries, name("min_queries"))
     check_int(opts.seed, name("seed"), 0)
@@ -69,7 +71,8 @@ def check_options(opts: Options, flags: bool = False) -> Options:
         ("bootstrap", 0, "0: no CIs; 10000 gives intervals to about 0.0001"),
     ):
         value = getattr(opts, key)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**6:
+        integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        if not integral or not low <= value <= 10**6:
             raise ConfigError(
                 f"{name(key)} must be an integer in [{low}, 1000000] ({note}), got {value!r}"
             )

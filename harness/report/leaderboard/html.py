@@ -170,14 +170,16 @@ _SCRIPT = r"""
   // own keys only: a stored name such as "constructor" must not find Object.prototype's
   function get(o, k) { return (o && Object.prototype.hasOwnProperty.call(o, k)) ? o[k] : undefined; }
   // a metric's value as shown: in percent for a share, as it is otherwise (answer_rank),
-  // rounded as the Markdown and LaTeX tables round it: toFixed rounds an exact tie (6.25)
-  // away from zero, Python's format to even
+  // rounded as the Markdown and LaTeX tables round it. Both round the exact binary value;
+  // on an exact tie (6.25 to one place) toFixed goes away from zero, Python's format to
+  // even: the tie is read off the exact decimal expansion (toFixed(100) is exact)
   function shown(m, x, digits) {
     if (x === null || x === undefined) return '-';
-    const v = (get(data.percent, m) === false ? 1 : 100) * x, f = 10 ** digits, y = v * f;
-    if (Number.isInteger(2 * y) && !Number.isInteger(y)) {
-      const lo = Math.floor(y);
-      return ((lo % 2 === 0 ? lo : lo + 1) / f).toFixed(digits);
+    const v = (get(data.percent, m) === false ? 1 : 100) * x;
+    const exact = v.toFixed(100), cut = exact.indexOf('.') + 1 + digits;
+    if (/^50*$/.test(exact.slice(cut))) {
+      const kept = exact.slice(0, digits ? cut : cut - 1);
+      if (Number(kept.slice(-1)) % 2 === 0) return kept;
     }
     return v.toFixed(digits);
   }

@@ -158,33 +158,55 @@ def _f(x) -> str:
     return "" if x is None else repr(float(x))
 
 
-MANIFEST = ".written"  # in --out: the files the last leaderboard wrote there
+MANIFEST = ".written"  # in --out: the files the last full leaderboard wrote, with digests
 
 
-def _forget_earlier(out: Path, files: list[Path]) -> None:
-    """Remove what the previous leaderboard wrote under `out` and this one did not (the tables
-    of a corpus no longer shown), as its manifest lists them; a file of anyone else is never
-    touched. Then list this one's files."""
+def _forget_earlier(out: Path, files: list[Path], full: bool) -> None:
+    """After a full leaderboard (every table, every format), remove what the previous one wrote
+    under `out` and this one did not (the tables of a corpus no longer shown). Only a file
+    its manifest lists, still holding what was written (a file the user replaced or added is
+    never touched), inside `out` and not through a link. Then list this one's files. A
+    partial run (--table, --format) removes nothing and leaves the manifest as it was."""
+    import hashlib
+    import json
+
     from harness.core.files import write_text_atomic
 
-    now = [f.relative_to(out).as_posix() for f in files]
+    if not full:
+        return
+
+    def digest(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
     try:
-        before = (out / MANIFEST).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        before = []
+        before = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        before = {str(k): str(v) for k, v in dict(before).items()}
+    except (OSError, ValueError, TypeError):
+        before = {}
+    now = {f.relative_to(out).as_posix(): digest(f) for f in files}
+    write_text_atomic(out / MANIFEST, json.dumps(now, indent=0, sort_keys=True) + "\n")
+    root, written = out.resolve(), {(f.stat().st_dev, f.stat().st_ino) for f in files}
     gone = []
     for name in sorted(set(before) - set(now)):
         path = out / name
-        if ".." in Path(name).parts or Path(name).is_absolute() or not path.is_file():
-            continue  # not a file the manifest could have listed
-        path.unlink()
-        gone.append(name)
+        try:
+            if path.is_symlink() or root not in path.resolve().parents or not path.is_file():
+                continue
+            if (path.stat().st_dev, path.stat().st_ino) in written:  # this run's (case folds)
+                continue
+            if digest(path) != before[name]:  # changed since: not ours to remove
+                continue
+            path.unlink()
+            gone.append(name)
+            if path.parent != out and not any(path.parent.iterdir()):
+                path.parent.rmdir()  # an emptied plots/
+        except OSError:
+            continue
     if gone:
         log.info(
             f"removed {len(gone)} file(s) an earlier leaderboard wrote under {out} and this one "
             f"does not ({', '.join(gone[:5])}{', ...' if len(gone) > 5 else ''})"
         )
-    write_text_atomic(out / MANIFEST, "".join(f"{n}\n" for n in sorted(now)))
 
 
 def write(args, board, corpora, tables) -> list[Path]:
@@ -231,7 +253,7 @@ def write(args, board, corpora, tables) -> list[Path]:
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, final)
             files.append(final)
-        _forget_earlier(out, files)
+        _forget_earlier(out, files, fmt == "all" and args.table == "all")
         return files
     finally:
         shutil.rmtree(stage, ignore_errors=True)

@@ -166,3 +166,10 @@ def test_check_means_says_when_the_values_have_no_mean(tmp_path):
         store.check_means(tmp_path, {"coverage@10": np.array([np.nan, np.nan])}, doc)
     with pytest.raises(HarnessError, match="values average to 1.0 but metrics.json says none"):
         store.check_means(tmp_path, {"perfrecall@10": np.array([1.0])}, doc)
+
+
+def test_a_bare_carriage_return_in_per_query_csv_is_one_error(tmp_path):
+    path = tmp_path / "per_query.csv"
+    path.write_bytes(b"query_id,field,n_groups,m\nq1,a\rb,1,0.5\n")
+    with pytest.raises(HarnessError, match="per_query.csv: .*the folder is damaged"):
+        store.read_per_query(path)

@@ -50,3 +50,10 @@ def test_metrics_as_one_string_are_comma_separated_names_as_on_the_command_line(
 def test_winrate_resamples_are_checked_on_every_run():
     with pytest.raises(ConfigError, match=r"^--resamples must be an integer >= 1, got 0$"):
         _options(_parser().parse_args(["a", "b", "--resamples", "0"]))
+
+
+def test_numpy_numbers_are_settings_too():
+    import numpy as np
+
+    opts = Options(**{**GOOD, "alpha": np.float32(0.05), "seed": np.int64(3)})
+    assert check_options(opts).seed == 3

@@ -82,3 +82,26 @@ def test_the_same_results_give_the_same_page(monkeypatch):
     assert page(board, corpora, [], []) == first and "generated" not in first
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     assert "generated 2026-01-01T00:00:00+00:00" in page(board, corpora, [], [])
+
+
+def test_the_page_rounds_as_the_tables_do():
+    """The page's `shown` (its JavaScript, run by node) against Python's formatting, exact
+    ties (6.25 to one place) and near-ties of large query counts included."""
+    import shutil
+    import subprocess
+
+    from harness.report.leaderboard.html import _SCRIPT
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    fn = re.search(r"  function shown\(m, x, digits\) \{.*?\n  \}", _SCRIPT, re.S).group(0)
+    xs = [k / n for n in (16, 48, 997, 20000) for k in range(0, n + 1, max(1, n // 300))]
+    xs += [0.05, 0.15, 0.0625, 223 / 20000, 1e-7, 1.0, 12.345]
+    cases = [(x, d) for x in xs for d in (0, 1, 2)]
+    script = (
+        "const data = {percent: {}}; function get(o, k) { return o[k]; }\n" + fn + "\n"
+        f"console.log(JSON.stringify({json.dumps(cases)}.map(([x, d]) => shown('m', x, d))));"
+    )
+    out = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [f"{100 * x:.{d}f}" for x, d in cases]

@@ -60,3 +60,27 @@ def test_bad_settings():
         Hybrid(name="h", parts=parts, weights={"z": 1.0})
     with pytest.raises(ConfigError, match="weights.x must be a number >= 0"):
         Hybrid(name="h", parts=parts, weights={"x": -1})
+
+
+class AsDict(Fixed):
+    def search(self, queries, *, depth):  # a plug-in may answer with a plain dict
+        return {"q1": self.scores}
+
+
+class Broken(Fixed):
+    def search(self, queries, *, depth):
+        raise ValueError("boom")
+
+
+def test_a_plugin_part_may_answer_with_a_dict_and_its_error_is_one_line():
+    from harness.core.errors import HarnessError
+
+    parts = {"x": Fixed("x", {"a": 3.0, "b": 2.0}), "y": AsDict("y", {"b": 9.0, "c": 1.0})}
+    h = Hybrid(name="h", parts=parts, fusion="rrf")
+    h.index(CORPUS)
+    assert h.search(Q, depth=10)["q1"].ids == ("b", "a", "c")
+    h = Hybrid(name="h", parts={"x": Fixed("x", {"a": 1.0}), "y": Broken("y", {})})
+    with pytest.raises(
+        HarnessError, match=r"the retriever 'y' \(Broken.search\) failed: ValueError"
+    ):
+        h.search(Q, depth=10)
