@@ -100,12 +100,18 @@ def _cell(v: Value) -> str:
 
 
 def table_html(t: Table) -> str:
-    """A static rendering of a paper table (grouped headers, best bold, notes below)."""
-    out = [
-        f"<h3>{html.escape(t.title)}</h3>",
-        '<div class="scroll"><table class="paper">',
-        "<thead>",
-    ]
+    """A static rendering of a paper table (grouped headers, best bold, notes below); a table
+    without a row is its title and notes."""
+    out = [f"<h3>{html.escape(t.title)}</h3>"]
+    if t.rows or t.published:
+        out += [_table_body(t)]
+    if t.notes:
+        out.append('<p class="legend">' + "<br>".join(html.escape(n) for n in t.notes) + "</p>")
+    return "\n".join(out)
+
+
+def _table_body(t: Table) -> str:
+    out = ['<div class="scroll"><table class="paper">', "<thead>"]
     spans = [span for _, span in t.groups]
     for attrs, heads in (("", [g for g, _ in t.groups]), (' class="note"', t.group_notes)):
         if t.groups and heads:  # the column groups, then their notes
@@ -123,8 +129,6 @@ def table_html(t: Table) -> str:
             cells = "".join(_cell(v) for v in vals)
             out.append(f"<tr{attrs}><th>{html.escape(label)}</th>{cells}</tr>")
     out.append("</tbody></table></div>")
-    if t.notes:
-        out.append('<p class="legend">' + "<br>".join(html.escape(n) for n in t.notes) + "</p>")
     return "\n".join(out)
 
 
@@ -333,7 +337,8 @@ def page(board: Board, corpora: list[str], tables: list[Table], plots: list[Path
         "<title>Retrieval leaderboard</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Retrieval leaderboard</h1>",
-        f'<p class="meta">{n_cells} cells on {len(corpora)} corpora, read from '
+        f'<p class="meta">{n_cells} cell{"s" * (n_cells != 1)} on {len(corpora)} '
+        f"corp{'us' if len(corpora) == 1 else 'ora'}, read from "
         f"{html.escape(str(board.results_dir))}/{stamp} · numbers in %"
         + (f" ({html.escape(', '.join(plain))}: as they are, not in %)" if plain else "")
         + "</p>",

@@ -256,3 +256,7 @@ def test_a_table_without_rows_is_its_title_and_notes(board):
     md = markdown(t)
     assert fails == 0 and not t.rows and "|" not in md
     assert md.startswith("### ") and "no published number has a reproduced cell here" in md
+    from harness.report.leaderboard.html import table_html
+
+    page = table_html(t)
+    assert "<table" not in page and "no published number has a reproduced cell here" in page
