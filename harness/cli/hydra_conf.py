@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,6 +140,9 @@ def _check_combo(groups: list[str], others: list, *, sweep: bool) -> None:
         return
     except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
         failure = _one_line(exc)
+        bare = re.search(r"merging override ([\w.]+)=([^;\[]*?); .*is not a ListConfig", failure)
+        if bare:  # a list given bare: metrics.k=10
+            failure = f"{failure.rstrip('.')}; {bare[1]} takes a list: {bare[1]}=[{bare[2]}]"
     # Only on failure: compose the group choices alone to name an unknown key precisely.
     try:
         base = compose(config_name="config", overrides=groups)

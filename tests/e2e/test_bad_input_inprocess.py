@@ -107,6 +107,7 @@ CASES = [
     R("depth-text", "retrieval.depth=a", expect="retrieval.depth"),
     R("depth-below-k", "retrieval.depth=5", "metrics.k=[10]", expect="smaller than the largest K"),
     R("bootstrap-negative", "stats.bootstrap=-1", expect="stats.bootstrap must be an integer >= 0"),
+    R("list-given-bare", "metrics.k=10", expect="metrics.k takes a list: metrics.k=[10]"),
     R("confidence-one", "stats.confidence=1", expect="stats.confidence must be between 0 and 1"),
     R("confidence-zero", "stats.confidence=0", expect="stats.confidence must be between 0 and 1"),
     R("seed-negative", "stats.seed=-1", expect="stats.seed must be an integer in [0, 2^32)"),
