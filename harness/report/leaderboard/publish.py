@@ -17,7 +17,7 @@ FORMATS = ("all", "markdown", "latex", "csv", "html")
 
 
 TABLES = (
-    *("all", "table3", "hops", "strata", "deflection", "protocols", "utility", "rag"),
+    *("all", "table3", "hops", "fields", "strata", "deflection", "protocols", "utility", "rag"),
     "reproduction",
 )
 
@@ -49,7 +49,14 @@ def build(args):
     from harness.report.leaderboard.protocols import deflection_table
     from harness.report.leaderboard.rag import GARAGE, RARE, shaped_table
     from harness.report.leaderboard.strata import strata_table
-    from harness.report.leaderboard.tables import Options, Significance, hops, reproduction, table3
+    from harness.report.leaderboard.tables import (
+        Options,
+        Significance,
+        fields,
+        hops,
+        reproduction,
+        table3,
+    )
     from harness.report.leaderboard.utility import UTILITY
 
     if args.k < 1:
@@ -71,6 +78,7 @@ def build(args):
         tables.append(table3(board, corpora, opts, sig))
     per_corpus = {  # table name -> the tables of one corpus, in the order shown
         "hops": lambda c: [hops(board, c, opts, sig)],
+        "fields": lambda c: fields(board, c, opts, sig),
         "strata": lambda c: [strata_table(board, c, opts)],
         "deflection": lambda c: [deflection_table(board, c, opts)],
         "protocols": lambda c: [protocols_table(board, c, opts, sig)],

@@ -5,6 +5,7 @@ the reproduction report against the published numbers, each as a plain Table tha
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -247,28 +248,48 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
     return table
 
 
-def hop_labels(board: Board, corpus: str) -> list[str]:
+def hop_labels(board: Board, corpus: str, stratification: str = "hop") -> list[str]:
     from harness.core.labels import label_order
 
     labels = set()
     for e in board.cells[corpus].values():
-        labels |= set(((e.doc.get("results") or {}).get("hop") or {}).keys())
+        labels |= set(((e.doc.get("results") or {}).get(stratification) or {}).keys())
     return label_order(labels)
 
 
-def hops(board: Board, corpus: str, opts: Options, sig: Significance | None) -> Table:
-    """Rows = retrievers; column groups overall and each hop depth (with its query count);
-    columns Coverage, PerfRecall, NDCG, MRR at K."""
+def field_names(board: Board, corpus: str) -> list[str]:
+    """The query fields (strata.fields) some cell of the corpus is stratified by; a name that
+    cannot be part of a file name (by_<field>_<corpus>.md) is left to the HTML page and
+    leaderboard.csv."""
+    found: dict[str, None] = {}
+    for e in board.cells[corpus].values():
+        names = ((e.doc.get("config") or {}).get("strata") or {}).get("fields") or []
+        found.update((str(f), None) for f in names if (e.doc.get("results") or {}).get(f))
+    return [f for f in found if re.fullmatch(r"[A-Za-z0-9_.-]+", f)]
+
+
+def fields(board: Board, corpus: str, opts: Options, sig: Significance | None) -> list[Table]:
+    """The hop table's shape for each query field of `strata.fields` (`by_<field>_<corpus>`)."""
+    return [hops(board, corpus, opts, sig, field) for field in field_names(board, corpus)]
+
+
+def hops(
+    board: Board, corpus: str, opts: Options, sig: Significance | None, by: str = "hop"
+) -> Table:
+    """Rows = retrievers; column groups overall and each hop depth (or each label of the
+    stratification `by`: a query field), with its query count; columns Coverage,
+    PerfRecall, NDCG, MRR at K."""
     k = opts.k
     metrics = [metric_name(f, k) for f in HOP_METRICS]
     cells = board.cells[corpus]
     names = order(board, [corpus], metrics[0])
-    strata = [("overall", None)] + [("hop", h) for h in hop_labels(board, corpus)]
+    strata = [("overall", None)] + [(by, h) for h in hop_labels(board, corpus, by)]
     groups = []
     for strat, label in strata:
         ns = {e.n(strat, label) for e in cells.values() if not e.stale} - {None}
         n = f"n={ns.pop()}" if len(ns) == 1 else "n differs"
-        groups.append((f"{'overall' if strat == 'overall' else f'{label}-hop'} ({n})", 4))
+        name = "overall" if strat == "overall" else f"{label}-hop" if by == "hop" else label
+        groups.append((f"{name} ({n})", 4))
     rows = [
         (name, [_value(cells[name], m, s, lab) for s, lab in strata for m in metrics])
         for name in names
@@ -277,8 +298,8 @@ def hops(board: Board, corpus: str, opts: Options, sig: Significance | None) -> 
         for mi, m in enumerate(metrics):
             _mark_best(rows, si * len(metrics) + mi, sig, cells, m, strat, label)
     table = Table(
-        key=f"hops_{corpus}",
-        title=f"{corpus}: overall and by hop depth, @{k} (%)",
+        key=f"hops_{corpus}" if by == "hop" else f"by_{by}_{corpus}",
+        title=f"{corpus}: overall and by {'hop depth' if by == 'hop' else by}, @{k} (%)",
         stub="Retriever",
         columns=[header(f, k) for _ in strata for f in HOP_METRICS],
         rows=[(board.label(n), v) for n, v in rows],

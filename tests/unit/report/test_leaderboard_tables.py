@@ -260,3 +260,26 @@ def test_a_table_without_rows_is_its_title_and_notes(board):
 
     page = table_html(t)
     assert "<table" not in page and "no published number has a reproduced cell here" in page
+
+
+def test_a_query_field_gets_the_hop_tables_shape():
+    from harness.report.leaderboard.tables import fields
+
+    def entry(retriever, cov):
+        mean = {"coverage@10": cov, "perfrecall@10": cov, "group_ndcg@10": cov, "group_mrr@10": cov}
+        doc = {"results": {"overall": {"n": 4, "mean": mean}}, "metrics": list(mean)}
+        doc["results"]["topic"] = {
+            "tax, law": {"n": 3, "mean": {m: cov / 2 for m in mean}},
+            "sport": {"n": 1, "mean": {m: cov for m in mean}},
+        }
+        doc["config"] = {"strata": {"fields": ["topic", "bad/name"]}}
+        return cell("finance", retriever, doc)
+
+    b = Board(Path("/nowhere"))
+    b.cells = {"finance": {"bm25": entry("bm25", 0.4), "dense": entry("dense", 0.6)}}
+    (t,) = fields(b, "finance", Options(), sig=None)
+    assert t.key == "by_topic_finance" and "by topic" in t.title
+    assert [g for g, _ in t.groups] == ["overall (n=4)", "sport (n=1)", "tax, law (n=3)"]
+    dense = dict(t.rows)["dense"]
+    assert [v.value for v in dense][:5] == [60.0, 60.0, 60.0, 60.0, 60.0] and dense[0].best
+    assert "| tax, law (n=3) Cov@10 |" in squeeze(markdown(t))
