@@ -278,8 +278,12 @@ def hops(
 ) -> Table:
     """Rows = retrievers; column groups overall and each hop depth (or each label of the
     stratification `by`: a query field), with its query count; columns Coverage,
-    PerfRecall, NDCG, MRR at K."""
+    PerfRecall, NDCG, MRR at K. A BEIR-shaped corpus counts relevant documents instead of
+    gold groups (harness.strata.hop.group_stratum): its `relevant` strata stand for hop."""
     k = opts.k
+    hop = by == "hop"
+    if hop and not hop_labels(board, corpus) and hop_labels(board, corpus, "relevant"):
+        by = "relevant"
     metrics = [metric_name(f, k) for f in HOP_METRICS]
     cells = board.cells[corpus]
     names = order(board, [corpus], metrics[0])
@@ -288,7 +292,8 @@ def hops(
     for strat, label in strata:
         ns = {e.n(strat, label) for e in cells.values() if not e.stale} - {None}
         n = f"n={ns.pop()}" if len(ns) == 1 else "n differs"
-        name = "overall" if strat == "overall" else f"{label}-hop" if by == "hop" else label
+        name = {"overall": "overall", "hop": f"{label}-hop", "relevant": f"{label} relevant"}
+        name = name.get(strat, label)
         groups.append((f"{name} ({n})", 4))
     rows = [
         (name, [_value(cells[name], m, s, lab) for s, lab in strata for m in metrics])
@@ -298,8 +303,8 @@ def hops(
         for mi, m in enumerate(metrics):
             _mark_best(rows, si * len(metrics) + mi, sig, cells, m, strat, label)
     table = Table(
-        key=f"hops_{corpus}" if by == "hop" else f"by_{by}_{corpus}",
-        title=f"{corpus}: overall and by {'hop depth' if by == 'hop' else by}, @{k} (%)",
+        key=f"hops_{corpus}" if hop else f"by_{by}_{corpus}",
+        title=f"{corpus}: overall and by {_BY.get(by, by)}, @{k} (%)",
         stub="Retriever",
         columns=[header(f, k) for _ in strata for f in HOP_METRICS],
         rows=[(board.label(n), v) for n, v in rows],
@@ -308,6 +313,9 @@ def hops(
     )
     table.notes = _legend(board, [corpus], sig, published=False, table=table)
     return table
+
+
+_BY = {"hop": "hop depth", "relevant": "relevant documents per query"}
 
 
 def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[Table, int]:

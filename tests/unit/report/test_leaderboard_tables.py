@@ -283,3 +283,14 @@ def test_a_query_field_gets_the_hop_tables_shape():
     dense = dict(t.rows)["dense"]
     assert [v.value for v in dense][:5] == [60.0, 60.0, 60.0, 60.0, 60.0] and dense[0].best
     assert "| tax, law (n=3) Cov@10 |" in squeeze(markdown(t))
+
+
+def test_a_beir_shaped_corpus_breaks_down_by_relevant_documents():
+    mean = {"coverage@10": 0.5, "perfrecall@10": 0.4, "group_ndcg@10": 0.3, "group_mrr@10": 0.2}
+    doc = {"results": {"overall": {"n": 5, "mean": mean}}, "metrics": list(mean)}
+    doc["results"]["relevant"] = {"1": {"n": 3, "mean": mean}, "2": {"n": 2, "mean": mean}}
+    b = Board(Path("/nowhere"))
+    b.cells = {"scifact": {"bm25": cell("scifact", "bm25", doc)}}
+    t = hops(b, "scifact", Options(), sig=None)
+    assert t.key == "hops_scifact" and "by relevant documents per query" in t.title
+    assert [g for g, _ in t.groups] == ["overall (n=5)", "1 relevant (n=3)", "2 relevant (n=2)"]
