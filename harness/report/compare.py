@@ -56,11 +56,10 @@ def check_options(opts: Options, flags: bool = False) -> Options:
     def name(key: str) -> str:
         return f"--{key.replace('_', '-')}" if flags else key
 
-    real = numbers.Real
-    if not (isinstance(opts.alpha, real) and 0 < opts.alpha < 1):
+    if not (isinstance(opts.alpha, numbers.Real) and 0 < opts.alpha < 1):
         raise ConfigError(f"{name('alpha')} must be between 0 and 1, got {opts.alpha!r}")
     drop = opts.max_drop
-    if not (isinstance(drop, real) and 0 <= drop < math.inf):  # NaN, inf pass any gate
+    if not (isinstance(drop, numbers.Real) and 0 <= drop < math.inf):  # NaN, inf pass any gate
         raise ConfigError(f"{name('max_drop')} must be a finite number >= 0 points, got {drop!r}")
     check_int(opts.min_queries, name("min_queries"))
     check_int(opts.seed, name("seed"), 0)

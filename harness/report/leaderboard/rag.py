@@ -23,7 +23,6 @@ from harness.report.leaderboard.tables import (
     grouped_table,
     metric_name,
     section_mismatch,
-    settings_note,
     weakest_first,
 )
 
@@ -98,7 +97,9 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
             for xs in ([v.value for v in col if v.value is not None] for col in values)
         ]
         table.rows.append((f"Average ({len(names)})", average))
-    table.notes = [shape.note, *settings_note(cells, shape.section, shape.describe or _describe)]
+    # the model section the numbers come from, in words; or why they do not compare
+    section = (next(iter(cells.values())).doc.get("config") or {}).get(shape.section) or {}
+    table.notes = [shape.note, mismatch or (shape.describe or _describe)(section)]
     if shape is RARE and _uneven(cells, ks):
         table.notes.append(
             "Some verdicts could not be read: E2E and Param-only are then means over slightly "

@@ -474,14 +474,6 @@ def cutoffs(per_cell: list[set[int]]) -> tuple[list[int], list[str]]:
     return sorted(ks), [note + "has every value)"] if dropped else []
 
 
-def settings_note(cells: dict[str, Evaluation], key: str, describe) -> list[str]:
-    """The model section (`key`: utility, rag) the numbers come from, as describe(section)
-    says it; instead, section_mismatch's warning when the cells were scored with other
-    settings."""
-    first = next(iter(cells.values())).doc.get("config") or {}
-    return [section_mismatch(cells, key) or describe(first.get(key) or {})]
-
-
 def section_mismatch(cells: dict[str, Evaluation], key: str) -> str:
     """'' when every cell's `key` section (utility, rag) gives comparable numbers, else a
     warning naming the first setting that differs: their values do not compare, so no best
