@@ -208,6 +208,8 @@ def test_non_editable_install_runs_from_any_directory(tmp_path):
     res = harness("retriever=bm25-simple", cwd=work, env={"PYTHONPATH": str(target)}, check=False)
     assert res.returncode == 0, res.stderr
     assert "demo · bm25-simple · 48 queries" in res.stdout
+    page = target / "harness/report/leaderboard"  # the leaderboard page's style and script
+    assert (page / "page.css").is_file() and (page / "page.js").is_file()
     assert (
         str(target)
         in json.loads((work / "results/demo/bm25-simple/metrics.json").read_text())["benchmark"][
