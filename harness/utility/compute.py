@@ -128,12 +128,9 @@ def utility_values(
 
     clock = time.perf_counter()
     nli_stats = {"hits": 0, "misses": 0, "pairs": 0}
-    ref_entries = _ref_entries(tasks_all, gen_keys, samples, spec, ent, store, nli_stats)
-    cluster_entries: dict[tuple[str, str], dict] = {}
-    if hard:
-        cluster_entries = _cluster_entries(
-            tasks_all, gen_keys, samples, spec, ent, store, nli_stats
-        )
+    how = (gen_keys, samples, spec, ent, store, nli_stats)
+    ref_entries = _nli_entries("nli", tasks_all, *how)
+    cluster_entries = _nli_entries("nli-cluster", tasks_all, *how) if hard else {}
     seconds["nli"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -149,7 +146,7 @@ def utility_values(
         soft_of[task] = soft_seper(weights, to_ref)
         if hard:
             from_ref = [[row[d] for d in index] for row in entry["from_ref"]]
-            matrix = cluster_entries[(task.prompt, task.question)]
+            matrix = cluster_entries[_Task(task.prompt, task.question, ())]
             cwhere = {t: i for i, t in enumerate(matrix["texts"])}
             cidx = [cwhere[text] for text, _ in answers]
             labels = cluster(
@@ -289,8 +286,18 @@ def _short(value: Any) -> str:
 # written by other code is a miss, not a crash. Each check says what is wrong, or None.
 
 
-def _numbers(row: Any, size: int) -> bool:
-    return isinstance(row, list) and len(row) == size and all(is_number(x) for x in row)
+def _grid(rows: Any, n: int, size: int, diagonal: bool = True) -> bool:
+    """`rows` is n lists of `size` numbers (anything on the diagonal when not `diagonal`)."""
+    return (
+        isinstance(rows, list)
+        and len(rows) == n
+        and all(
+            isinstance(row, list)
+            and len(row) == size
+            and all((i == j and not diagonal) or is_number(x) for j, x in enumerate(row))
+            for i, row in enumerate(rows)
+        )
+    )
 
 
 def _gen_shape(n: int) -> Callable[[dict], str | None]:
@@ -330,12 +337,7 @@ def _nli_shape(references: int) -> Callable[[dict], str | None]:
             return problem
         size = len(entry["texts"])
         for name in ("to_ref", "from_ref"):
-            rows = entry.get(name)
-            if not (
-                isinstance(rows, list)
-                and len(rows) == references
-                and all(_numbers(row, size) for row in rows)
-            ):
+            if not _grid(entry.get(name), references, size):
                 return f"holds no {references} x {size} probabilities under {name}"
         return None
 
@@ -348,17 +350,7 @@ def _cluster_shape(entry: dict) -> str | None:
     if problem is not None:
         return problem
     size = len(entry["texts"])
-    rows = entry.get("matrix")
-    ok = (
-        isinstance(rows, list)
-        and len(rows) == size
-        and all(
-            isinstance(row, list)
-            and len(row) == size
-            and all(i == j or is_number(x) for j, x in enumerate(row))
-            for i, row in enumerate(rows)
-        )
-    )
+    ok = _grid(entry.get("matrix"), size, size, diagonal=False)
     return None if ok else f"holds no {size} x {size} probability matrix"
 
 
@@ -372,7 +364,8 @@ def _nli_text(question: str, answer: str, with_question: bool) -> str:
     return f"{question} {answer}" if with_question else answer
 
 
-def _ref_entries(
+def _nli_entries(
+    kind: str,
     tasks: list[_Task],
     gen_keys: Mapping[str, str],
     samples: Mapping[str, list],
@@ -381,88 +374,56 @@ def _ref_entries(
     store: Store,
     stats: dict[str, int],
 ) -> dict[_Task, dict]:
-    """For each task: its distinct answer texts and E(answer ⊢ reference), E(reference ⊢
-    answer) for every reference (kind `nli`)."""
-    wq = spec.with_question
+    """The entries of `kind` for each task: kind `nli` holds a task's distinct answer texts
+    and E(answer ⊢ reference), E(reference ⊢ answer) for every reference; kind `nli-cluster`
+    the entailment matrix of the distinct answers of a (prompt, question), keyed by a task
+    without references, from which clustering at any τ follows. An entry comes from the cache
+    where one holds every answer text of its prompt (its key: the NLI model's identity, the
+    generation, the question and references as read, with_question); the rest are computed in
+    steps of CHUNK, each step's distinct pairs in one call, each step written before the
+    next."""
+    wq, clusters = spec.with_question, kind == "nli-cluster"
+    if clusters:
+        tasks = [_Task(t.prompt, t.question, ()) for t in tasks]
+    units = list(dict.fromkeys(tasks))
 
-    def payload(t: _Task) -> dict[str, Any]:
-        question = t.question if wq else None
-        refs = list(t.references)
-        return {"generation": gen_keys[t.prompt], "question": question, "references": refs}
+    def key(u: _Task) -> str:
+        payload = {"generation": gen_keys[u.prompt], "question": u.question if wq else None}
+        if not clusters:
+            payload["references"] = list(u.references)
+        return content_key(kind, {"nli": ident, **payload, "with_question": wq})
 
-    def pairs_of(t: _Task) -> tuple[list[str], list[tuple[str, str]]]:
-        texts = list(dict.fromkeys(text for text, _ in samples[t.prompt]))
-        pairs = []
-        for ref in t.references:
-            r = _nli_text(t.question, ref, wq)
-            for text in texts:
-                a = _nli_text(t.question, text, wq)
-                pairs += [(a, r), (r, a)]
+    def forms(u: _Task, texts: Iterable[str]) -> list[str]:
+        return [_nli_text(u.question, x, wq) for x in texts]
+
+    def pairs_of(u: _Task) -> tuple[list[str], list[tuple[str, str]]]:
+        texts = list(dict.fromkeys(text for text, _ in samples[u.prompt]))
+        answers = forms(u, texts)
+        if clusters:
+            pairs = [(a, b) for i, a in enumerate(answers) for j, b in enumerate(answers) if i != j]
+        else:
+            pairs = [p for r in forms(u, u.references) for a in answers for p in ((a, r), (r, a))]
         return texts, pairs
 
-    def fill(t: _Task, texts: list[str], probs: Mapping[tuple[str, str], float]) -> dict:
-        to_ref, from_ref = [], []
-        for ref in t.references:
-            r = _nli_text(t.question, ref, wq)
-            answers = [_nli_text(t.question, x, wq) for x in texts]
-            to_ref.append([probs[(a, r)] for a in answers])
-            from_ref.append([probs[(r, a)] for a in answers])
+    def fill(u: _Task, texts: list[str], probs: Mapping[tuple[str, str], float]) -> dict:
+        answers = forms(u, texts)
+        if clusters:
+            matrix = [[None if i == j else probs[(a, b)] for j, b in enumerate(answers)]
+                      for i, a in enumerate(answers)]  # fmt: skip
+            return {"texts": texts, "matrix": matrix}
+        refs = forms(u, u.references)
+        to_ref = [[probs[(a, r)] for a in answers] for r in refs]
+        from_ref = [[probs[(r, a)] for a in answers] for r in refs]
         return {"texts": texts, "to_ref": to_ref, "from_ref": from_ref}
 
-    units = list(dict.fromkeys(tasks))
-    shape = lambda t: _nli_shape(len(t.references))  # noqa: E731
-    answers = lambda t: samples[t.prompt]  # noqa: E731
-    how = (payload, shape, answers, pairs_of, fill)
-    return _nli_entries("nli", units, *how, spec, ent, store, stats)
-
-
-def _cluster_entries(
-    tasks: list[_Task],
-    gen_keys: Mapping[str, str],
-    samples: Mapping[str, list],
-    spec: UtilitySpec,
-    ent: Given | Lazy,
-    store: Store,
-    stats: dict[str, int],
-) -> dict[tuple[str, str], dict]:
-    """For each (prompt, question): the entailment matrix of its distinct answers (kind
-    `nli-cluster`), from which clustering at any τ follows."""
-    wq = spec.with_question
-
-    def payload(u: tuple[str, str]) -> dict[str, Any]:
-        return {"generation": gen_keys[u[0]], "question": u[1] if wq else None}
-
-    def pairs_of(u: tuple[str, str]) -> tuple[list[str], list[tuple[str, str]]]:
-        texts = list(dict.fromkeys(text for text, _ in samples[u[0]]))
-        forms = [_nli_text(u[1], x, wq) for x in texts]
-        pairs = [(a, b) for i, a in enumerate(forms) for j, b in enumerate(forms) if i != j]
-        return texts, pairs
-
-    def fill(u: tuple[str, str], texts: list[str], probs: Mapping) -> dict:
-        forms = [_nli_text(u[1], x, wq) for x in texts]
-        matrix = [[None if i == j else probs[(a, b)] for j, b in enumerate(forms)]
-                  for i, a in enumerate(forms)]  # fmt: skip
-        return {"texts": texts, "matrix": matrix}
-
-    units = list(dict.fromkeys((t.prompt, t.question) for t in tasks))
-    shape = lambda u: _cluster_shape  # noqa: E731
-    answers = lambda u: samples[u[0]]  # noqa: E731
-    how = (payload, shape, answers, pairs_of, fill)
-    return _nli_entries("nli-cluster", units, *how, spec, ent, store, stats)
-
-
-def _nli_entries(kind, units, payload, shape, answers, pairs_of, fill, spec, ent, store, stats):
-    """The entries of `kind` for each unit: from the cache where one holds every answer text
-    of the unit (its key: the NLI model's identity, payload(unit), with_question), the rest
-    computed in steps of CHUNK, each step's distinct pairs in one call, each step written
-    before the next."""
-    ident, wq = ent.identity(), spec.with_question
-    keys = {u: content_key(kind, {"nli": ident, **payload(u), "with_question": wq}) for u in units}
+    ident = ent.identity()
+    keys = {u: key(u) for u in units}
     out: dict = {}
     todo = []
     for u in units:
-        entry = store.get(kind, keys[u], shape(u))
-        if _covers(entry, answers(u)):
+        shape = _cluster_shape if clusters else _nli_shape(len(u.references))
+        entry = store.get(kind, keys[u], shape)
+        if _covers(entry, samples[u.prompt]):
             out[u] = entry
         else:
             todo.append(u)
