@@ -16,14 +16,16 @@ from harness.core.errors import ConfigError
 @dataclass(frozen=True)
 class ModelSection:
     """`key` is the config section and the `kind` of the metric families it computes;
-    `module` holds its spec(section), values(bench, run, metrics, spec, models),
-    notes(counts) and difference(a, b) (see harness.utility.section)."""
+    `spec_type` ('module:Class') reads and checks the section (from_config, then
+    check(metrics)); `compute` is the module with section_values(bench, run, metrics, spec,
+    *models) and section_notes(costs)."""
 
     key: str
     needs: str  # what its metrics need ("a generator and an NLI model")
     option: str  # the shipped config that adds it: conf/<key>/<option>.yaml
     settings: str  # the settings to give it, for the error line
-    module: str
+    spec_type: str
+    compute: str
     # the model objects a caller may hand in (role, the section key it is recorded under), in
     # the order values() takes them
     objects: tuple[tuple[str, str], ...]
@@ -35,8 +37,12 @@ class ModelSection:
     def names(self, metrics: Sequence) -> list[str]:
         return [m.name for m in metrics if m.family.kind == self.key]
 
+    def spec_class(self) -> type:
+        module, name = self.spec_type.split(":")
+        return getattr(importlib.import_module(module), name)  # imports no model library
+
     def adapter(self):
-        return importlib.import_module(self.module)  # imports no model library
+        return importlib.import_module(self.compute)
 
     def spec(self, section: Any, metrics: Sequence) -> Any:
         """The checked section, None without one; one of its metrics without the section is
@@ -49,7 +55,8 @@ class ModelSection:
                     f"metrics={self.key}), and set {self.settings}"
                 )
             return None
-        checked = self.adapter().spec(section, metrics)  # its own errors first
+        checked = self.spec_class().from_config(section)  # its own errors first
+        checked.check(metrics)
         if not self.names(metrics):  # it would be recorded in the cell and do nothing
             raise ConfigError(
                 f"the {self.key} section is given ({self.add}, or a metrics config that adds "
@@ -61,7 +68,9 @@ class ModelSection:
     def difference(self, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str:
         """'' when two sections (as cells record them; None: none) give comparable numbers,
         else the first setting that differs."""
-        return self.adapter().difference(a, b)
+        from harness.utility.spec import section_difference
+
+        return section_difference(a, b, read=self.spec_class().from_config, where=self.key)
 
 
 SECTIONS = (
@@ -70,7 +79,8 @@ SECTIONS = (
         "a generator and an NLI model",
         "seper",
         "utility.generator.model / utility.nli.model",
-        "harness.utility.section",
+        "harness.utility.spec:UtilitySpec",
+        "harness.utility.compute",
         (("generator", "generator"), ("nli", "nli")),
     ),
     ModelSection(
@@ -78,7 +88,8 @@ SECTIONS = (
         "a generator",
         "e2e",
         "rag.generator.model",
-        "harness.rag.section",
+        "harness.rag.spec:RagSpec",
+        "harness.rag.compute",
         (("generator", "generator"), ("judge", "judge_object")),
     ),
 )
@@ -100,8 +111,8 @@ def section_values(bench, run, metrics, specs: Mapping[str, Any], models, carrie
     for s in SECTIONS:
         todo = [m for m in metrics if m.family.kind == s.key and m.name not in carried]
         if todo:
-            computed, costs[s.key] = s.adapter().values(
-                bench, run, todo, specs[s.key], models.get(s.key)
+            computed, costs[s.key] = s.adapter().section_values(
+                bench, run, todo, specs[s.key], *(models.get(s.key) or ())
             )
             given.update(computed)
     return given, costs
@@ -109,7 +120,7 @@ def section_values(bench, run, metrics, specs: Mapping[str, Any], models, carrie
 
 def cost_notes(costs: Mapping[str, Any]) -> list[str]:
     by_key = {s.key: s for s in SECTIONS}
-    return [line for key, c in costs.items() for line in by_key[key].adapter().notes(c)]
+    return [line for key, c in costs.items() for line in by_key[key].adapter().section_notes(c)]
 
 
 def cost_timings(costs: Mapping[str, Any]) -> dict[str, float]:

@@ -10,7 +10,7 @@ K, reads the cache and builds no model."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from types import SimpleNamespace
 from typing import Any
@@ -54,7 +54,7 @@ JUDGED = ("e2e", "closed_book", "rag_gain", "parametric_gain")  # need reference
 DEFLECTION = ("deflected", "clarified")  # read from the answer alone, on every query
 
 
-def rag_values(
+def section_values(
     bench: Benchmark,
     run: Run,
     metrics: Sequence,
@@ -198,7 +198,7 @@ def rag_values(
 
 
 def _can_or_fail(judge, ask: str, metric: str) -> None:
-    """The plan checked the configured judges (RagSpec.check_judge); this catches an object
+    """The plan checked the configured judges (RagSpec.check); this catches an object
     handed in without the method."""
     if not can(judge, ask):
         what = type(judge.get()).__name__ if isinstance(judge, Given) else "the judge"
@@ -363,3 +363,47 @@ def _perfrecall(bench: Benchmark, run: Run, metrics: Sequence) -> dict[int, np.n
     wanted = [parse_metric(f"perfrecall@{k}") for k in ks]
     got = per_query(bench, run, wanted) if wanted else {}
     return {k: got[m.name] for k, m in zip(ks, wanted)}
+
+
+def section_notes(counts: Mapping[str, Any]) -> list[str]:
+    """One line on what end-to-end RAG cost: prompts answered, cache hits, what the judge
+    was asked and could not answer, models loaded (none on a cached rerun); and a line on
+    attribution that cannot work as asked (no answer cites, or citations of no chunk)."""
+    loaded = ", ".join(counts["models_loaded"]) or "none"
+    unreadable = counts["unreadable"]
+    lost = [f"{n}: {e['unreadable']}" for n, e in counts["report"].items() if e["unreadable"]]
+    judge = [f"{counts['judged']} verdicts"] if counts["judged"] else []
+    if counts.get("questions"):
+        judge.append(f"{counts['questions']} labels (GaRAGe's, deflection)")
+    if counts["judge"] != "lexical":
+        judge.append(f"{counts['verdict_hits']} of them answered before (its cache)")
+    if unreadable:
+        judge.append(f"{unreadable} unreadable ({', '.join(lost)}; NaN)")
+    queries = f"{counts['queries']} queries"
+    if counts.get("with_reference") not in (None, counts["queries"]):
+        queries += f" ({counts['with_reference']} with a reference answer)"
+    out = [
+        f"rag: {queries}, {counts['prompts']} prompts ({counts['generation_hits']} answers "
+        f"from the cache); judge {counts['judge']}: {', '.join(judge) or 'nothing asked'}; "
+        f"models loaded: {loaded}; cache {counts['cache']}"
+    ]
+    if counts["prompts"] and counts.get("empty_answers") == counts["prompts"]:
+        out.append(
+            f"rag: the generator's answer to every one of the {counts['prompts']} prompts is "
+            "empty, so every judged value is 0; check the generator (max_new_tokens, its "
+            "chat template, a model that follows instructions)"
+        )
+    cites = counts.get("attribution")
+    if cites and cites["answers"] and not cites["citing"]:
+        out.append(
+            f"rag: none of the {cites['answers']} answers scored for attribution cites a "
+            "passage with an [n] marker, so attribution is 0; the prompt must ask for "
+            "citations (rag=garage's does: metrics=garage or +rag=garage)"
+        )
+    if cites and cites["not_in_corpus"]:
+        out.append(
+            f"rag: {cites['not_in_corpus']} chunk id(s) the reference answers cite are not in "
+            f"the corpus (e.g. {', '.join(map(repr, cites['examples']))}); no answer can cite "
+            "them, so attribution recall stays below 1 there"
+        )
+    return out

@@ -111,7 +111,7 @@ def reads(kind: str, ask: str, impl: Any = None) -> bool:
     """Whether a judge of `kind` (lexical, nli, llm, custom) answers `ask`: the lexical and
     nli judges give verdicts only, the llm judge answers every question, a custom judge the
     ones its object or class `impl` has a method for. The one rule: the plan checks
-    configured judges by it (RagSpec.check_judge), scoring checks objects handed in."""
+    configured judges by it (RagSpec.check), scoring checks objects handed in."""
     if kind in ("lexical", "nli"):
         return ask == "judge"
     return kind == "llm" or callable(getattr(impl, ask, None))

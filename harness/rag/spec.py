@@ -113,7 +113,7 @@ class RagSpec:
             judge_object=None if recorded is None else dict(recorded),
         )  # fmt: skip
 
-    def check_judge(self, metrics: Sequence) -> None:
+    def check(self, metrics: Sequence) -> None:
         """Each metric's questions need a judge that answers them: GaRAGe's eligibility and
         sentence support only the llm judge or a custom class with those methods; a verdict
         every judge but a custom class without judge() (checked on the class, not built)."""

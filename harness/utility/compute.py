@@ -451,3 +451,28 @@ def _nli_entries(
                 out[u] = entry
             bar.update(len(part))
     return out
+
+
+def section_values(
+    bench, run, metrics: Sequence, spec: UtilitySpec, generator: Any = None, nli: Any = None
+) -> tuple[dict, dict]:
+    """Per-query values of the utility `metrics` and what they cost; `generator`, `nli`: the
+    caller's objects (else loaded from the spec, only on a cache miss)."""
+    families = tuple(dict.fromkeys(m.family.name for m in metrics))
+    ks = sorted({m.k for m in metrics})
+    computed, counts = utility_values(
+        bench, run, ks, spec, families=families, generator=generator, nli=nli
+    )
+    return {m.name: computed[m.name] for m in metrics}, counts
+
+
+def section_notes(counts: Mapping[str, Any]) -> list[str]:
+    """One line on what the utility metrics cost: prompts, what came from the cache, which
+    models had to be loaded (none on a cached rerun)."""
+    loaded = ", ".join(counts["models_loaded"]) or "none"
+    return [
+        f"utility: {counts['queries']} queries, {counts['prompts']} prompts x "
+        f"{counts['samples']} samples ({counts['generation_hits']} from the cache), "
+        f"{counts['nli_pairs']} NLI pairs ({counts['nli_hits']} cached entries); "
+        f"models loaded: {loaded}; cache {counts['cache']}"
+    ]

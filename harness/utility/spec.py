@@ -245,6 +245,9 @@ class UtilitySpec:
         texts = prompt_templates(raw, where)
         return cls(gen, nli, *settings, **texts, seed=seed, cache=cache_folder(raw, where))
 
+    def check(self, metrics: Sequence) -> None:
+        """Nothing beyond from_config: every utility metric reads the same settings."""
+
     def identity(self) -> dict[str, Any]:
         """JSON-able, with sorted keys: everything that changes the numbers (not batch sizes,
         devices, the cache folder or how requests travel)."""
