@@ -9,21 +9,23 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import ConfigError, did_you_mean
+from harness.core.errors import ConfigError
 from harness.rag.judges import VERDICT_PROMPT, asks_of, reads
 from harness.utility.spec import (
     PASSAGE,
     PASSAGE_UNTITLED,
+    PROBABILITY,
     PROMPT,
     PROMPT_CLOSED,
     ModelSpec,
     _int,
-    _known,
     _mapping,
-    _number,
     _template,
     cache_folder,
     canonical_json,
+    choice,
+    known,
+    number,
     prompt_templates,
 )
 
@@ -60,14 +62,10 @@ class RagSpec:
         """A checked spec from the `rag` config section; every bad value is one ConfigError
         naming the key, the value and the fix."""
         raw = _mapping(section, where)
-        _known(raw, where, tuple(f.name for f in fields(cls)))
+        known(raw, where, tuple(f.name for f in fields(cls)))
         gen = ModelSpec.from_config(raw.get("generator"), f"{where}.generator", "generator")
         judge = raw.get("judge", "lexical")
-        if judge not in JUDGES:
-            raise ConfigError(
-                f"{where}.judge is {judge!r}{did_you_mean(str(judge), JUDGES)}; valid: "
-                f"{', '.join(JUDGES)}"
-            )
+        choice(judge, JUDGES, f"{where}.judge")
         judge_model = None
         # a judge object handed to harness.evaluate replaces the configured judge
         if judge != "lexical" and raw.get("judge_object") is None:
@@ -86,21 +84,14 @@ class RagSpec:
                 )
             role = "nli" if judge == "nli" else "generator"
             judge_model = ModelSpec.from_config(section, f"{where}.judge_model", role)
-        threshold = _number(raw, "judge_threshold", 0.5, where)
-        if not 0 <= threshold <= 1:
-            raise ConfigError(
-                f"{where}.judge_threshold must be in [0, 1] (an entailment probability), got "
-                f"{threshold!r}"
-            )
+        threshold = number(raw, "judge_threshold", 0.5, where, PROBABILITY)
         judge_prompt = _template(
             raw.get("judge_prompt", VERDICT_PROMPT),
             f"{where}.judge_prompt",
             {"question", "references", "answer"},
             {"question", "references", "answer"},
         )
-        temperature = _number(raw, "temperature", 0.0, where)
-        if not temperature >= 0:
-            raise ConfigError(f"{where}.temperature must be >= 0 (0: greedy), got {temperature!r}")
+        temperature = number(raw, "temperature", 0.0, where, ">= 0 (0: greedy)")
         max_new = _int(raw, "max_new_tokens", 64, 1, where)
         texts = prompt_templates(raw, where)
         seed = _int(raw, "seed", 0, 0, where)

@@ -106,16 +106,12 @@ class ModelSpec:
     def from_config(cls, section: Any, where: str, role: str) -> ModelSpec:
         """A checked spec from a config mapping; `role` is "generator" or "nli"."""
         raw = _mapping(section, where)
-        _known(raw, where, ("backend", "model", "revision", "dtype", "device", "batch_size",
+        known(raw, where, ("backend", "model", "revision", "dtype", "device", "batch_size",
                             "target", "options"))  # fmt: skip
         backend = raw.get("backend", "hf")
         backends = BACKENDS if role == "generator" else ("hf", "custom")
-        if backend not in backends:
-            hint = "; openai serves the generator only" if backend == "openai" else ""
-            raise ConfigError(
-                f"{where}.backend is {backend!r}{did_you_mean(str(backend), backends)}; "
-                f"valid: {', '.join(backends)}{hint}"
-            )
+        hint = "; openai serves the generator only" if backend == "openai" else ""
+        choice(backend, backends, f"{where}.backend", hint)
         default = DEFAULT_GENERATOR if role == "generator" else DEFAULT_NLI
         model = raw.get("model", default if backend == "hf" else None)
         if model is not None and (not isinstance(model, str) or not model.strip()):
@@ -131,12 +127,7 @@ class ModelSpec:
                 f"{where}.revision must be a branch, tag or commit, got {revision!r}; quote a "
                 f"commit hash in YAML so that it stays a string"
             )
-        dtype = raw.get("dtype", "auto")
-        if dtype not in DTYPES:
-            raise ConfigError(
-                f"{where}.dtype is {dtype!r}{did_you_mean(str(dtype), DTYPES)}; valid: "
-                f"{', '.join(DTYPES)}"
-            )
+        dtype = choice(raw.get("dtype", "auto"), DTYPES, f"{where}.dtype")
         device = raw.get("device", "auto")
         several = isinstance(device, (list, tuple)) and device and "auto" not in device
         if not (_one_device(device) or several and all(_one_device(d) for d in device)):
@@ -171,12 +162,7 @@ class ModelSpec:
         options = _plain(options)
         allowed = {"hf": HF_OPTIONS[role], "openai": OPENAI_OPTIONS}.get(backend)
         if allowed is not None:
-            for key in options:
-                if key not in allowed:
-                    raise ConfigError(
-                        f"unknown option {where}.options.{key} for backend {backend}"
-                        f"{did_you_mean(str(key), allowed)}; valid: {', '.join(allowed)}"
-                    )
+            known(options, f"{where}.options", allowed, "option", f" for backend {backend}")
         if backend == "hf" and options.get("trust_remote_code") and not _is_folder(model):
             if not (isinstance(revision, str) and _COMMIT.fullmatch(revision)):
                 raise ConfigError(
@@ -217,25 +203,14 @@ class UtilitySpec:
         """A checked spec from the `utility` config section (None: every default); every bad
         value is one ConfigError naming the key, the value and the fix."""
         raw = _mapping(section, where)
-        _known(raw, where, tuple(f.name for f in fields(cls)))
+        known(raw, where, tuple(f.name for f in fields(cls)))
         gen = ModelSpec.from_config(raw.get("generator"), f"{where}.generator", "generator")
         nli = ModelSpec.from_config(raw.get("nli"), f"{where}.nli", "nli")
         samples = _int(raw, "samples", 10, 1, where)
-        temperature = _number(raw, "temperature", 1.0, where)
-        if not temperature > 0:
-            raise ConfigError(
-                f"{where}.temperature must be > 0 (SePer samples answers), got {temperature!r}"
-            )
-        top_p = _number(raw, "top_p", 1.0, where)
-        if not 0 < top_p <= 1:
-            raise ConfigError(f"{where}.top_p must be in (0, 1], got {top_p!r}")
+        temperature = number(raw, "temperature", 1.0, where, "> 0 (SePer samples answers)")
+        top_p = number(raw, "top_p", 1.0, where, "in (0, 1]")
         max_new = _int(raw, "max_new_tokens", 32, 1, where)
-        threshold = _number(raw, "threshold", 0.5, where)
-        if not 0 <= threshold <= 1:
-            raise ConfigError(
-                f"{where}.threshold must be in [0, 1] (an entailment probability), got "
-                f"{threshold!r}"
-            )
+        threshold = number(raw, "threshold", 0.5, where, PROBABILITY)
         flags = {
             key: check_flag(raw.get(key, True), f"{where}.{key}")
             for key in ("with_question", "length_normalize")
@@ -306,24 +281,49 @@ def _mapping(section: Any, where: str) -> dict[str, Any]:
     return _plain(section)
 
 
-def _known(raw: Mapping[str, Any], where: str, valid: Sequence[str]) -> None:
+def known(
+    raw: Mapping[str, Any], where: str, valid: Sequence[str], what: str = "setting", after=""
+) -> None:
     for key in raw:
         if key not in valid:
             raise ConfigError(
-                f"unknown setting {where}.{key}{did_you_mean(key, valid)}; valid: "
+                f"unknown {what} {where}.{key}{after}{did_you_mean(key, valid)}; valid: "
                 f"{', '.join(valid)}"
             )
+
+
+def choice(value: Any, valid: Sequence[str], key: str, hint: str = "") -> Any:
+    """`value` when it is one of `valid`; else a ConfigError with a did-you-mean."""
+    if value not in valid:
+        raise ConfigError(
+            f"{key} is {value!r}{did_you_mean(str(value), valid)}; valid: {', '.join(valid)}{hint}"
+        )
+    return value
 
 
 def _int(raw: Mapping[str, Any], key: str, default: int, low: int, where: str) -> int:
     return check_int(raw.get(key, default), f"{where}.{key}", low)
 
 
-def _number(raw: Mapping[str, Any], key: str, default: float, where: str) -> float:
+# the ranges number() checks, as its messages name them
+_RANGES = {
+    "> 0": lambda x: x > 0,
+    ">= 0": lambda x: x >= 0,
+    "in (0, 1]": lambda x: 0 < x <= 1,
+    "in [0, 1]": lambda x: 0 <= x <= 1,
+}
+PROBABILITY = "in [0, 1] (an entailment probability)"
+
+
+def number(raw: Mapping[str, Any], key: str, default: float, where: str, need: str) -> float:
+    """A number setting in the range `need` names (it starts with a key of _RANGES)."""
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         raise ConfigError(f"{where}.{key} must be a number, got {value!r}")
-    return float(value)
+    value = float(value)
+    if not next(ok for r, ok in _RANGES.items() if need.startswith(r))(value):
+        raise ConfigError(f"{where}.{key} must be {need}, got {value!r}")
+    return value
 
 
 def _template(text: Any, where: str, allowed: set[str], needed: set[str]) -> str:
