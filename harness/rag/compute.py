@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -121,13 +120,8 @@ def section_values(
     seconds["prompts"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    decoding = SimpleNamespace(
-        samples=1,
-        temperature=spec.temperature,
-        top_p=1.0,
-        max_new_tokens=spec.max_new_tokens,
-        seed=spec.seed,
-    )
+    decoding = dict(samples=1, temperature=spec.temperature, top_p=1.0,
+                    max_new_tokens=spec.max_new_tokens, seed=spec.seed)  # fmt: skip
     _, generated, hits = generations(distinct, decoding, gen, store, "end-to-end RAG")
     seconds["generation"] = time.perf_counter() - clock
 

@@ -26,7 +26,6 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 from harness.core.errors import HarnessError, guarded_call
@@ -208,8 +207,8 @@ class LLMJudge:
 
     def _ask(self, ask: str, prompts: list[str]) -> list:
         replies = ASKS[ask][0]
-        decoding = SimpleNamespace(samples=1, temperature=0.0, top_p=1.0,
-                                   max_new_tokens=VERDICT_TOKENS, seed=0)  # fmt: skip
+        decoding = dict(samples=1, temperature=0.0, top_p=1.0, max_new_tokens=VERDICT_TOKENS,
+                        seed=0)  # fmt: skip
 
         def read(asked: list[str]) -> dict[str, Any]:
             _, got, _ = self._generations(

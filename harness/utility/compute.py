@@ -33,6 +33,7 @@ log = logging.getLogger("harness.utility")
 FAMILIES = ("dseper", "dseper_hard", "seper")
 CHUNK = 64  # prompts (or NLI entries) per step: the cache is written after each, so a crash
 # loses at most one step's work
+DECODING = ("samples", "temperature", "top_p", "max_new_tokens", "seed")  # a generation's key
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,8 @@ def utility_values(
     seconds["prompts"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    gen_keys, samples, gen_hits = generations(prompts, spec, gen, store)
+    decoding = {k: getattr(spec, k) for k in DECODING}
+    gen_keys, samples, gen_hits = generations(prompts, decoding, gen, store)
     seconds["generation"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -202,24 +204,18 @@ def _check_families(families: Sequence[str]) -> list[str]:
 
 
 def generations(
-    prompts: list[str], spec: Any, gen: Given | Lazy, store: Store, what: str = "ΔSePer"
+    prompts: list[str], decoding: Mapping[str, Any], gen: Given | Lazy, store: Store, what="ΔSePer"
 ) -> tuple[dict[str, str], dict[str, list[tuple[str, list[float]]]], int]:
-    """Each prompt's cache key and `spec.samples` samples (text, token log-probs) at the
-    spec's temperature, top_p, max_new_tokens and seed: from the cache, else generated in
-    steps of CHUNK prompts, each step written before the next (`what` names the progress)."""
-    base = {
-        "generator": gen.identity(),
-        "samples": spec.samples,
-        "temperature": spec.temperature,
-        "top_p": spec.top_p,
-        "max_new_tokens": spec.max_new_tokens,
-        "seed": spec.seed,
-    }
+    """Each prompt's cache key and its samples (text, token log-probs) at `decoding` (a value
+    for each of DECODING): from the cache, else generated in steps of CHUNK prompts, each step
+    written before the next (`what` names the progress)."""
+    n, seed = decoding["samples"], decoding["seed"]
+    base = {"generator": gen.identity(), **decoding}
     keys = {p: content_key("gen", {**base, "prompt": p}) for p in prompts}
     samples: dict[str, list[tuple[str, list[float]]]] = {}
     missing = []
     for p in prompts:
-        entry = store.get("gen", keys[p], _gen_shape(spec.samples))
+        entry = store.get("gen", keys[p], _gen_shape(n))
         if entry is not None:
             samples[p] = [(s["text"], [float(x) for x in s["logprobs"]]) for s in entry["samples"]]
         else:
@@ -230,13 +226,13 @@ def generations(
         with Progress(len(missing), f"{what}: sampling answers", "prompt") as bar:
             for start in range(0, len(missing), CHUNK):
                 part = missing[start : start + CHUNK]
-                seeds = [prompt_seed(spec.seed, p) for p in part]
+                seeds = [prompt_seed(seed, p) for p in part]
                 got = guarded_call(
-                    "the generator", model.sample, part, n=spec.samples,
-                    temperature=spec.temperature, top_p=spec.top_p,
-                    max_new_tokens=spec.max_new_tokens, seeds=seeds,
+                    "the generator", model.sample, part, n=n,
+                    temperature=decoding["temperature"], top_p=decoding["top_p"],
+                    max_new_tokens=decoding["max_new_tokens"], seeds=seeds,
                 )  # fmt: skip
-                _check_samples(got, len(part), spec.samples)
+                _check_samples(got, len(part), n)
                 for p, answers in zip(part, got):
                     clean = [(str(t), [float(x) for x in lps]) for t, lps in answers]
                     samples[p] = clean
