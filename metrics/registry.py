@@ -146,47 +146,41 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (*_GROUP, *_STANDARD, *_CORPUS
 if {f.name for f in _STANDARD} != set(standard.FORMULAS):
     raise RuntimeError("metrics.registry and metrics.standard.FORMULAS list different families")
 
+_BARE = {"required": "each", "recall": "points"}  # a Family.cut -> its bare reading
+# family -> trec_eval's measure at a cut-off and over the whole list (None: it has none)
+TREC_EVAL = {
+    "ndcg": ("ndcg_cut", "ndcg"),
+    "recall": ("recall", None),
+    "P": ("P", None),
+    "map": ("map_cut", "map"),
+    "recip_rank": (None, "recip_rank"),
+    "success": ("success", None),
+    "Rprec": (None, "Rprec"),
+    "bpref": (None, "bpref"),
+    "infap": (None, "infAP"),
+    "gm_map": (None, "gm_map"),
+    "num_q": (None, "num_q"),
+    "num_ret": (None, "num_ret"),
+    "num_rel": (None, "num_rel"),
+    "num_rel_ret": (None, "num_rel_ret"),
+}
 # The names people type -> (family, what the bare name means: "all" = the whole list,
 # "each" = the family at every K of metrics.k, "points" = at trec_eval's 11 recall levels
 # 0.0, 0.1, ..., 1.0). ir_measures' names mean what ir_measures
 # means (nDCG and AP bare: the whole list); trec_eval's families (ndcg_cut, P, recall,
 # map_cut, success) expand over metrics.k as `trec_eval -m P` expands over its cut-offs.
 SPELLINGS: dict[str, tuple[str, str]] = {
-    **{f.name: (f.name, "all" if f.cut == "none" else "each") for f in (*_GROUP, *_CORPUS)},
-    **{f.name: (f.name, "all" if f.cut == "none" else "each") for f in _MODEL},
-    # ir_measures
-    "nDCG": ("ndcg", "all"),
-    "AP": ("map", "all"),
+    # the harness's own names, and ir_measures' (a family's label)
+    **{f.name: (f.name, _BARE.get(f.cut, "all")) for f in (*_GROUP, *_CORPUS, *_MODEL)},
+    **{f.label: (f.name, _BARE.get(f.cut, "all")) for f in FAMILIES.values()},
     "MAP": ("map", "all"),
-    "P": ("P", "each"),
-    "R": ("recall", "each"),
     "Recall": ("recall", "each"),
-    "RR": ("recip_rank", "all"),
-    "Rprec": ("Rprec", "all"),
     "RPrec": ("Rprec", "all"),
-    "Success": ("success", "each"),
-    "Bpref": ("bpref", "all"),
-    "infAP": ("infap", "all"),
-    "IPrec": ("iprec", "points"),
-    "ERR": ("err", "each"),
-    "Judged": ("judged", "all"),
-    "NumQ": ("num_q", "all"),
-    "NumRet": ("num_ret", "all"),
-    "NumRel": ("num_rel", "all"),
-    "NumRelRet": ("num_rel_ret", "all"),
-    # trec_eval
-    "ndcg_cut": ("ndcg", "each"),
-    "recall": ("recall", "each"),
-    "map": ("map", "all"),
-    "map_cut": ("map", "each"),
-    "recip_rank": ("recip_rank", "all"),
-    "success": ("success", "each"),
-    "gm_map": ("gm_map", "all"),
+    # trec_eval's: a measure with cut-offs at each K, one over the whole list as it is (bare
+    # ndcg is ambiguous: _AMBIGUOUS)
+    **{cut: (fam, "each") for fam, (cut, _) in TREC_EVAL.items() if cut},
+    **{whole: (fam, "all") for fam, (_, whole) in TREC_EVAL.items() if whole not in (None, "ndcg")},
     "iprec_at_recall": ("iprec", "points"),
-    "num_q": ("num_q", "all"),
-    "num_ret": ("num_ret", "all"),
-    "num_rel": ("num_rel", "all"),
-    "num_rel_ret": ("num_rel_ret", "all"),
     # other common spellings
     "hit": ("success", "each"),
     "hits": ("success", "each"),
@@ -198,13 +192,7 @@ _FOLDED = {s.lower(): v for s, v in SPELLINGS.items()}
 if len({(s.lower(), v) for s, v in SPELLINGS.items()}) != len(_FOLDED):
     raise RuntimeError("two metric spellings differ only in case but mean different things")
 # trec_eval's names with the cut-off in them: ndcg_cut_10, ndcg_cut.10, P_10, recall_100
-_TREC_CUT = {
-    "ndcg_cut": "ndcg",
-    "p": "P",
-    "recall": "recall",
-    "map_cut": "map",
-    "success": "success",
-}
+_TREC_CUT = {cut.lower(): fam for fam, (cut, _) in TREC_EVAL.items() if cut}
 # Names two communities read differently: refused, with both readings (docs/metrics.md).
 # 'ndcg@10' / 'mrr@10' are ranx's and BEIR's standard nDCG and RR, RARE's group metrics
 # (this harness's own names before they were renamed); ir_measures reads NDCG and MRR as
@@ -370,25 +358,6 @@ def _unknown(text: str, base: str) -> ConfigError:
         f"(trec_eval's names too: ndcg_cut_10, P_10, recall_100, map, recip_rank); "
         f"or a whole set by its config name ({sets})"
     )
-
-
-# family -> trec_eval's measure at a cut-off and over the whole list (None: it has none)
-TREC_EVAL = {
-    "ndcg": ("ndcg_cut", "ndcg"),
-    "recall": ("recall", None),
-    "P": ("P", None),
-    "map": ("map_cut", "map"),
-    "recip_rank": (None, "recip_rank"),
-    "success": ("success", None),
-    "Rprec": (None, "Rprec"),
-    "bpref": (None, "bpref"),
-    "infap": (None, "infAP"),
-    "gm_map": (None, "gm_map"),
-    "num_q": (None, "num_q"),
-    "num_ret": (None, "num_ret"),
-    "num_rel": (None, "num_rel"),
-    "num_rel_ret": (None, "num_rel_ret"),
-}
 
 
 def trec_eval_name(metric: Metric) -> str | None:
