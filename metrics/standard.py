@@ -168,7 +168,8 @@ def evaluate(
     """(family, K) -> per-query values, for canonical rankings (Ranking objects or id
     sequences, or already `code`d) and their queries' judgments (raw, or encoded once by
     `prepare`)."""
-    from metrics._scan import scan  # numba: loaded only when standard metrics are asked for
+    # numba: loaded only when standard metrics are asked for
+    from metrics._scan import scan, scan_trec
 
     if level < 1:
         raise ValueError(f"relevance level must be >= 1, got {level}")
@@ -189,15 +190,18 @@ def evaluate(
     rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel = scan(
         flat, offsets, jcodes, judged.grades, jstarts, np.asarray(cuts, np.int64), level, width
     )
-    trec = None
+    trec = ()
     if any(family in _SECOND_PASS for family, _ in wanted):
         if any(family == "err" for family, _ in wanted):
             _check_err_grades(judged)
+        # bpref, infAP, iprec at each recall level, judged chunks and ERR at each cut, as
+        # trec_eval and ir_measures compute them
         points = sorted({k for family, k in wanted if family == "iprec"})
-        trec = trec_counts(coded, judged, level, points, cuts)
+        trec = scan_trec(flat, offsets, jcodes, judged.grades, jstarts, level,
+                         np.asarray(points, np.float64), np.asarray(cuts, np.int64))  # fmt: skip
     lengths = np.diff(offsets)
     judged_q = np.where(np.diff(jstarts) > 0, 1.0, np.nan)
-    counts = Counts(rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel, lengths, judged_q, trec)
+    counts = Counts(rel_at, ap_at, dcg_at, idcg_at, first, top_r, num_rel, lengths, judged_q, *trec)
     out: dict[tuple[str, int | None], np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         for family, k in wanted:
@@ -226,7 +230,12 @@ class Counts:
     num_rel: np.ndarray
     lengths: np.ndarray  # chunks each query's list holds
     judged: np.ndarray  # 1 where a query has judgments, NaN where it has none
-    trec: TrecCounts | None = None  # the second pass (scan_trec), when a family needs it
+    # the second pass (scan_trec), when a family needs it
+    bpref: np.ndarray | None = None
+    infap: np.ndarray | None = None
+    iprec: np.ndarray | None = None  # queries x recall levels
+    judged_at: np.ndarray | None = None  # queries x cuts: judged chunks in the top c
+    err_at: np.ndarray | None = None  # queries x cuts: ERR over the top c
 
     @property
     def defined(self) -> np.ndarray:
@@ -256,15 +265,13 @@ FORMULAS = {
     "Rprec": lambda s, c, k: s.top_r / s.num_rel,
     # 0/0 = NaN where a query has no positive grade
     "ndcg": lambda s, c, k: s.dcg_at[:, c] / s.idcg_at[:, c],
-    "bpref": lambda s, c, k: s.trec.bpref * s.defined,
-    "infap": lambda s, c, k: s.trec.infap * s.defined,
-    "iprec": lambda s, c, k: s.trec.iprec[:, c] * s.defined,
-    "err": lambda s, c, k: s.trec.err_at[:, c] * s.positive,
+    "bpref": lambda s, c, k: s.bpref * s.defined,
+    "infap": lambda s, c, k: s.infap * s.defined,
+    "iprec": lambda s, c, k: s.iprec[:, c] * s.defined,
+    "err": lambda s, c, k: s.err_at[:, c] * s.positive,
     # ir_measures' Judged@k: judged share of the top min(k, list length); an empty list 0
     "judged": lambda s, c, k: (
-        np.where(
-            s.lengths > 0, s.trec.judged_at[:, c] / np.maximum(np.minimum(k, s.lengths), 1), 0.0
-        )
+        np.where(s.lengths > 0, s.judged_at[:, c] / np.maximum(np.minimum(k, s.lengths), 1), 0.0)
         * s.judged
     ),
     "num_q": lambda s, c, k: s.judged,
@@ -286,29 +293,6 @@ def _check_err_grades(judged: Judged) -> None:
             f"ERR reads grades 0-{ERR_TOP_GRADE} (gdeval's scale, as ir_measures does), but "
             f"a judgment has grade {top}; map the grades onto 0-{ERR_TOP_GRADE} or drop ERR"
         )
-
-
-@dataclass(frozen=True)
-class TrecCounts:
-    """What the second pass (metrics._scan.scan_trec) counts per query."""
-
-    bpref: np.ndarray
-    infap: np.ndarray
-    iprec: np.ndarray  # queries x recall levels
-    judged_at: np.ndarray  # queries x cuts: judged chunks in the top c
-    err_at: np.ndarray  # queries x cuts: ERR over the top c
-
-
-def trec_counts(c: Coded, judged: Judged, level: int, points, cuts: Sequence[int]) -> TrecCounts:
-    """Per query, as trec_eval and ir_measures compute them: bpref, infAP, the interpolated
-    precision at each recall level of `points`, and judged chunks and ERR at each cut of
-    `cuts` (ascending)."""
-    from metrics._scan import scan_trec
-
-    points, cuts = np.asarray(points, np.float64), np.asarray(cuts, np.int64)
-    return TrecCounts(
-        *scan_trec(c.flat, c.offsets, c.jcodes, judged.grades, c.jstarts, level, points, cuts)
-    )
 
 
 @dataclass(frozen=True)
