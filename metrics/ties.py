@@ -306,12 +306,8 @@ class _QueryView:
         return [member.get(c, 0) for c in self.ids]
 
     @functools.cached_property
-    def judged(self) -> Mapping[str, int]:
-        return self.query.judgments
-
-    @functools.cached_property
     def grades(self) -> list[int]:
-        return [self.judged.get(c, 0) for c in self.ids]
+        return [self.query.judgments.get(c, 0) for c in self.ids]
 
     def straddling(self, k: int) -> tuple[int, int] | None:
         return next(((a, b) for a, b in self.blocks if a < k < b), None)
@@ -378,6 +374,19 @@ class _QueryView:
             yield p, b
             p = b
 
+    def _first_relevant(self, rel: Sequence[bool], end: int, value) -> Range | None:
+        """A metric that is `value(position of the first relevant chunk)`, searched above
+        `end`: only the first position or tie group holding a relevant chunk matters; its
+        relevant chunks first or last give the two ends of the range."""
+        for p, b in self._segments(end):
+            r, n = sum(rel[p:b]), b - p
+            if r:
+                if r == n:
+                    return None
+                lo, hi = sorted((value(p), value(p + n - r)))
+                return Range(lo, hi, _expected_at(n, r, 0, value, p))
+        return None
+
     def _group_mrr(self, k: int) -> Range | None:
         """Group MRR@K: each group's reciprocal rank of its first member. Which groups are
         covered before a tie group does not depend on any order, so groups add up."""
@@ -430,7 +439,11 @@ class _QueryView:
                     outcomes = {matched | (free & -free): (gain, gain, 1.0, gain)}
                 else:
                     outcomes = _ndcg_block(masks[a:b], matched, a, disc)
-                    changed = changed or len(outcomes) > 1 or _varies(outcomes)
+                    changed = (
+                        changed
+                        or len(outcomes) > 1
+                        or any(hi - lo > EPS for lo, hi, _, _ in outcomes.values())
+                    )
                 for after, (glo, ghi, gp, gex) in outcomes.items():
                     cur = nxt.get(after)
                     add = [lo + glo, hi + ghi, p * gp, ex * gp + p * gex]
@@ -476,7 +489,7 @@ class _QueryView:
                     varied.append(a)
                     best[a:b], worst[a:b], mean[a:b] = g[::-1], g, g.mean()
             disc = np.log2(np.arange(2, len(gains) + 2, dtype=np.float64))
-            positive = sorted((g for g in self.judged.values() if g > 0), reverse=True)
+            positive = sorted((g for g in self.query.judgments.values() if g > 0), reverse=True)
             ideal = np.asarray(positive, np.float64)
             ideal = np.cumsum(ideal / np.log2(np.arange(2, len(ideal) + 2)))
             sums = [np.cumsum(x / disc) for x in (worst, best, mean)]
@@ -523,7 +536,7 @@ class _QueryView:
 
     def _binary(self, fam: str, k: int | None, level: int) -> Range | None:
         """The binary standard metrics at relevance `level`."""
-        n_rel = sum(1 for g in self.judged.values() if g >= level)
+        n_rel = sum(1 for g in self.query.judgments.values() if g >= level)
         if n_rel == 0:
             return None
         if fam == "map":
@@ -531,7 +544,7 @@ class _QueryView:
         rel = [g >= level for g in self.grades]
         if fam == "recip_rank":
             k = len(self.ids) if k is None else k
-            return _first_relevant(rel, self.blocks, k, lambda p: 1.0 / (p + 1) if p < k else 0.0)
+            return self._first_relevant(rel, k, lambda p: 1.0 / (p + 1) if p < k else 0.0)
         cut = n_rel if fam == "Rprec" else k
         denom = k if fam == "P" else n_rel  # recall and Rprec divide by R
         return _set_range(rel, self.straddling(cut), cut, denom, hit=fam == "success")
@@ -561,7 +574,7 @@ class _QueryView:
             return None
         a, b = block  # nothing above `a` holds an answer
         rel = [False] * a + [self.texts.holds(c, forms) for c in ids[a:b]]
-        return _first_relevant(rel, self.blocks, b, lambda p: float(p + 1))
+        return self._first_relevant(rel, b, lambda p: float(p + 1))
 
 
 # ------------------------------------------------------------------ helpers
@@ -575,14 +588,12 @@ def _or(masks) -> int:
     return functools.reduce(operator.or_, masks, 0)
 
 
-def _varies(outcomes: Mapping[int, tuple[float, float, float, float]]) -> bool:
-    return any(hi - lo > EPS for lo, hi, _, _ in outcomes.values())
-
-
-def _order_stat_probs(n: int, r: int, i: int) -> list[float]:
-    """P(the (i+1)-th smallest of r offsets drawn without replacement from 0..n-1 is j)."""
+def _expected_at(n: int, r: int, i: int, value: Callable[[int], float], a: int) -> float:
+    """E value(a + J), J the (i+1)-th smallest of r offsets drawn without replacement from
+    0..n-1."""
     total = math.comb(n, r)
-    return [math.comb(j, i) * math.comb(n - 1 - j, r - 1 - i) / total for j in range(n)]
+    probs = (math.comb(j, i) * math.comb(n - 1 - j, r - 1 - i) / total for j in range(n))
+    return sum(p * value(a + j) for j, p in enumerate(probs) if p)
 
 
 def _first_hits(
@@ -596,8 +607,7 @@ def _first_hits(
     expected = 0.0
     for g in _bits(union):
         members = sum(c for m, c in types.items() if m >> g & 1)
-        probs = _order_stat_probs(n, members, 0)
-        expected += sum(p * disc(a + j) for j, p in enumerate(probs) if p)
+        expected += _expected_at(n, members, 0, disc, a)
     if all(m.bit_count() == 1 for m in types):
         # one group per chunk: the highest puts one chunk of each group first; the lowest
         # puts the fillers first and the groups with most chunks before the others (each
@@ -608,8 +618,9 @@ def _first_hits(
             lo, pos = lo + disc(pos), pos + c
         return lo, hi, expected, True
     local, width = _localise(types)
-    if width > LIMIT_BITS:
-        return _outer_first_hits(types, a, n, disc) + (expected, False)
+    if width > LIMIT_BITS:  # bounds that always hold: every group first at the last / first rank
+        groups = union.bit_count()
+        return groups * disc(a + n - 1), groups * disc(a), expected, False
     masks = list(local)
     counts = [local[m] for m in masks]
     # highest: earning chunks first, so the i-th earning chunk sits at a + i
@@ -638,12 +649,6 @@ def _first_hits(
         ]
         worst[have] = min(options) if options else 0.0
     return worst[0], best, expected, True
-
-
-def _outer_first_hits(types, a, n, disc) -> tuple[float, float]:
-    """Bounds that always hold: every group first at the group's last rank / first rank."""
-    groups = _or(types).bit_count()
-    return groups * disc(a + n - 1), groups * disc(a)
 
 
 def _localise(types: Mapping[int, int]) -> tuple[dict[int, int], int]:
@@ -721,10 +726,7 @@ def _ndcg_block(
     # expected: the relevant chunks' relative order is a uniform random sequence of their
     # types (a Markov chain on what is used), and the i-th of them sits at the i-th smallest
     # of r uniformly drawn offsets, independently of that order
-    ed = [
-        sum(p * disc(a + j) for j, p in enumerate(_order_stat_probs(n, r, i)) if p)
-        for i in range(r)
-    ]
+    ed = [_expected_at(n, r, i, disc, a) for i in range(r)]
     layer = {start: (1.0, 0.0)}
     for i in range(r):
         nxt2: dict[tuple[int, tuple[int, ...]], tuple[float, float]] = {}
@@ -863,26 +865,3 @@ def _set_range(
         miss = math.comb(n - r, s) / math.comb(n, s)
         return Range(float(lo > 0), float(hi > 0), 1.0 if fixed else 1.0 - miss)
     return Range(lo / denom, hi / denom, ex / denom)
-
-
-def _first_relevant(
-    rel: Sequence[bool], blocks, end: int, value: Callable[[int], float]
-) -> Range | None:
-    """A metric that is `value(position of the first relevant chunk)`, searched above `end`:
-    only the first position or tie group holding a relevant chunk matters; its relevant
-    chunks first or last give the two ends of the range."""
-    start = {a: b for a, b in blocks}
-    p = 0
-    while p < min(end, len(rel)):
-        b = start.get(p, p + 1)
-        r = sum(rel[p:b])
-        if r:
-            n = b - p
-            if r == n:
-                return None
-            probs = _order_stat_probs(n, r, 0)
-            ex = sum(q * value(p + j) for j, q in enumerate(probs) if q)
-            lo, hi = sorted((value(p), value(p + n - r)))
-            return Range(lo, hi, ex)
-        p = b
-    return None
