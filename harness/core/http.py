@@ -71,13 +71,9 @@ class ApiClient:
         ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
                 raise ConfigError(f"{section}.{key} must be a number >= {low}, got {value!r}")
+            setattr(self, key, value if key == "max_retries" else float(value))
         if not isinstance(max_retries, int):
             raise ConfigError(f"{section}.max_retries must be an integer, got {max_retries!r}")
-        self.max_retries = max_retries
-        self.backoff_s = float(backoff_s)
-        self.timeout_s = float(timeout_s)
-        self.max_wait_s = float(max_wait_s)
-        self.max_total_s = float(max_total_s)
         self._client: httpx.Client | None = None
         self._reached = False  # some request got an answer: a later refusal may be a restart
 
@@ -124,35 +120,28 @@ class ApiClient:
                     and not self._reached
                     and attempt >= min(FIRST_CONTACT_RETRIES, self.max_retries)
                 ):
-                    raise HarnessError(
-                        self._redact(
-                            f"cannot connect to {url} {what} ({reason}; {_times(attempt + 1)}); "
-                            f"start the server, or set {self.section}.base_url to where it "
-                            "listens",
-                            key,
-                        )
+                    raise self._error(
+                        f"cannot connect to {url} {what} ({reason}; {_times(attempt + 1)}); "
+                        f"start the server, or set {self.section}.base_url to where it listens",
+                        key,
                     ) from None
             else:
                 self._reached = True
                 if resp.is_redirect:
                     target = resp.headers.get("Location", "?")
-                    raise HarnessError(
-                        self._redact(
-                            f"{url} redirected (HTTP {resp.status_code}) to {target} {what}; "
-                            f"redirects are not followed so the API key stays with this "
-                            f"origin: set {self.section}.base_url to the final address",
-                            key,
-                        )
+                    raise self._error(
+                        f"{url} redirected (HTTP {resp.status_code}) to {target} {what}; "
+                        f"redirects are not followed so the API key stays with this "
+                        f"origin: set {self.section}.base_url to the final address",
+                        key,
                     )
                 if resp.status_code == 429 or resp.status_code >= 500:
                     reason = f"HTTP {resp.status_code}"
                     wait = _retry_after(resp.headers.get("Retry-After"))
                 elif resp.status_code >= 400:
                     detail = resp.text[:300].replace("\n", " ").replace("\r", " ")
-                    raise HarnessError(
-                        self._redact(
-                            f"{url} answered HTTP {resp.status_code} {what}: {detail}", key
-                        )
+                    raise self._error(
+                        f"{url} answered HTTP {resp.status_code} {what}: {detail}", key
                     )
                 else:
                     try:
@@ -173,15 +162,15 @@ class ApiClient:
                 fix = f"raise {self.section}.max_retries / {self.section}.max_total_s"
                 if reason.startswith("no answer within"):  # slow, or not answering at all
                     fix = f"raise {self.section}.timeout_s for a slow server"
-                raise HarnessError(
-                    self._redact(
-                        f"{url} failed {why} {what} (last: {reason}); check the endpoint, or {fix}",
-                        key,
-                    )
+                raise self._error(
+                    f"{url} failed {why} {what} (last: {reason}); check the endpoint, or {fix}", key
                 )
             log.info(self._redact(f"{url}: {reason}; retrying in {wait:.1f} s", key))
             _sleep(wait)
         raise AssertionError("unreachable")
+
+    def _error(self, text: str, key: str) -> HarnessError:
+        return HarnessError(self._redact(text, key))
 
     def _redact(self, text: str, key: str) -> str:
         """`text` without the API key and the credentials of base_url. A key shorter than 8
