@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.cell.result import Evaluation
 from harness.report.leaderboard.collect import Board
-from harness.report.leaderboard.tables import Options, Table, Value, weakest_first
+from harness.report.leaderboard.tables import Options, Table, Value, mark_best, weakest_first
 from harness.report.protocols import top_k
 
 
@@ -33,7 +33,7 @@ def _ks(blocks: list[dict[str, Any]], part: str) -> list[int]:
 
 
 def _auroc(x: Any, stale: bool) -> Value:
-    return Value(text="-" if x is None else f"{x:.3f}", stale=stale)
+    return Value(x, text="-" if x is None else f"{x:.3f}", stale=stale)
 
 
 def deflection_table(board: Board, corpus: str, opts: Options) -> Table | None:
@@ -47,21 +47,21 @@ def deflection_table(board: Board, corpus: str, opts: Options) -> Table | None:
     share_ks = _ks(blocks, "distractors")
 
     rows: list[tuple[str, list[Value]]] = []
-    raw: list[list[float | None]] = []  # the AUROCs at full precision, for the best marks
     for name in weakest_first(cells, lambda n: (block(cells[n]).get("auroc") or {}).get("top1")):
         e = cells[name]
         b = block(e)
         n, auroc, d = b.get("n") or {}, b.get("auroc") or {}, b.get("distractors") or {}
         vals = [Value(text=str(n.get(a, "-"))) for a in ("yes", "no")]
-        raw.append([auroc.get(key) for key in ["top1", *(f"top{k}_mean" for k in auroc_ks)]])
-        vals += [_auroc(x, e.stale) for x in raw[-1]]
+        keys = ["top1", *(f"top{k}_mean" for k in auroc_ks)]
+        vals += [_auroc(auroc.get(key), e.stale) for key in keys]
         for k in share_ks:
             s = d.get(f"top{k}")
             vals.append(
                 Value(None if not s or not s.get("n") else 100.0 * s["share"], stale=e.stale)
             )
         rows.append((board.label(name), vals))
-    _mark_highest(rows, raw, first=2)
+    for column in range(2, 3 + len(auroc_ks)):
+        mark_best(rows, column, None, {}, "auroc")  # the highest AUROC
     groups = [("queries", 2), ("AUROC yes vs no", 1 + len(auroc_ks))]
     columns = ["yes", "no", "top-1", *(f"top-{k} mean" for k in auroc_ks)]
     if share_ks:
@@ -103,18 +103,3 @@ def deflection_table(board: Board, corpus: str, opts: Options) -> Table | None:
     if any(e.stale for e in cells.values()):
         table.notes.append("†: scored on other benchmark data than the corpus's other cells")
     return table
-
-
-def _mark_highest(
-    rows: list[tuple[str, list[Value]]], raw: list[list[float | None]], first: int
-) -> None:
-    """Bold the highest AUROC of each column (`raw[i][j]` is row i's column first + j) among
-    cells on the corpus's current data."""
-    for j in range(len(raw[0]) if raw else 0):
-        live = [(vals[first + j], r[j]) for (_, vals), r in zip(rows, raw) if r[j] is not None]
-        live = [(v, x) for v, x in live if not v.stale]
-        if not live:
-            continue
-        top = max(x for _, x in live)
-        for v, x in live:
-            v.best = abs(x - top) < 1e-12

@@ -135,7 +135,7 @@ class Significance:
         return {q: v for q, v, lab in zip(cell.query_ids, vals, labels) if lab == label}
 
 
-def _mark_best(
+def mark_best(
     rows: list[tuple[str, list[Value]]],
     column: int,
     sig: Significance | None,
@@ -214,7 +214,7 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
     rows = [(name, row(name)) for name in names]
     for ci, c in enumerate(corpora):
         for mi, m in enumerate(metrics):
-            _mark_best(rows, ci * len(metrics) + mi, sig, board.cells[c], m)
+            mark_best(rows, ci * len(metrics) + mi, sig, board.cells[c], m)
     published = []
     ref_rows: dict[str, dict[tuple[str, str], float]] = {}
     for ref in board.references:
@@ -301,7 +301,7 @@ def hops(
     ]
     for si, (strat, label) in enumerate(strata):
         for mi, m in enumerate(metrics):
-            _mark_best(rows, si * len(metrics) + mi, sig, cells, m, strat, label)
+            mark_best(rows, si * len(metrics) + mi, sig, cells, m, strat, label)
     table = Table(
         key=f"hops_{corpus}" if hop else f"by_{by}_{corpus}",
         title=f"{corpus}: overall and by {_BY.get(by, by)}, @{k} (%)",
@@ -542,7 +542,7 @@ def grouped_table(
     groups: list[tuple[str, int]] = []
     for j, i in enumerate(keep):
         if marked:
-            _mark_best(rows, j, sig, cells, flat[i][1][1], *strat[i])
+            mark_best(rows, j, sig, cells, flat[i][1][1], *strat[i])
         group = flat[i][0]
         if groups and groups[-1][0] == group:
             groups[-1] = (group, groups[-1][1] + 1)
