@@ -422,9 +422,9 @@ class InnerProductSearch:
         if self.plan.backend == "torch":
             return self._torch(q, depth)
         if self.plan.index == "flat" and self.plan.fp16:
-            return self._fp16(q, depth)
+            return self._rescored(q, depth, 2 * depth + 16, exact=True)
         if self.plan.index == "ivfpq":
-            return self._rescored(q, depth)
+            return self._rescored(q, depth, depth * self.plan.params["refine"], exact=False)
         return self._faiss(q, depth)
 
     def _max_k(self) -> int:
@@ -482,35 +482,28 @@ class InnerProductSearch:
             out.append(top_of_candidates(cand, scores, depth, self._ids, self._id_pos))
         return out
 
-    def _rescored(self, q: np.ndarray, depth: int) -> list[Ranking]:
-        """IVF-PQ: `refine` x depth candidates, scored exactly from the host copy."""
-        k = min(depth * self.plan.params["refine"], self._max_k())
-        _, idx = self._index.search(q, k)
-        out = []
-        for r in range(len(q)):
-            cand = idx[r][idx[r] >= 0]
-            scores = self._emb[cand] @ q[r]
-            out.append(top_of_candidates(cand, scores, depth, self._ids, self._id_pos))
-        return out
-
-    def _fp16(self, q: np.ndarray, depth: int) -> list[Ranking]:
-        """Exact rankings from fp16 flat search: candidates rescored in fp32, kept only when
-        the fp16 error bound proves no other chunk reaches the cut; else more candidates,
-        then the whole row."""
+    def _rescored(self, q: np.ndarray, depth: int, k: int, exact: bool) -> list[Ranking]:
+        """`k` candidates per query, scored in fp32 from the host copy: IVF-PQ's as they are;
+        fp16 flat search's (`exact`) kept only when the fp16 error bound proves no other chunk
+        reaches the cut, else more candidates, then the whole row."""
         n, limit = len(self._ids), self._max_k()
         out: list[Ranking | None] = [None] * len(q)
         todo = np.arange(len(q))
-        k = min(limit, 2 * depth + 16)
+        k = min(limit, k)
         while len(todo):
             dist, idx = self._index.search(q[todo], k)
             left = []
             for j, r in enumerate(todo):
                 cand = idx[j][idx[j] >= 0]
                 scores = self._emb[cand] @ q[r]
-                if len(cand) == n or (
-                    len(cand) > depth
-                    and np.partition(scores, len(scores) - depth)[len(scores) - depth]
-                    > dist[j][len(cand) - 1] + self._fp16_error(q[r])
+                if (
+                    not exact
+                    or len(cand) == n
+                    or (
+                        len(cand) > depth
+                        and np.partition(scores, len(scores) - depth)[len(scores) - depth]
+                        > dist[j][len(cand) - 1] + self._fp16_error(q[r])
+                    )
                 ):
                     out[r] = top_of_candidates(cand, scores, depth, self._ids, self._id_pos)
                 else:
