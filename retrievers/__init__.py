@@ -15,7 +15,7 @@ from pathlib import PurePath
 from typing import Any
 
 from harness.core.errors import ConfigError, HarnessError, said, unknown_name
-from retrievers.base import Retriever, check_retriever, is_encoder
+from retrievers.base import Retriever, accepts, check_retriever, is_encoder
 
 
 def _parts(params: dict[str, Any], runtime: Mapping[str, Any]) -> dict[str, Retriever]:
@@ -74,7 +74,7 @@ def _plugin(params: dict[str, Any], runtime: Mapping[str, Any]) -> Retriever:
     name = params.pop("name", None)
     cls = load_object(target)
     kwargs = dict(params)
-    if name is not None and _accepts(cls, "name"):
+    if name is not None and accepts(cls, "name"):
         kwargs["name"] = name
     try:
         obj = cls(**kwargs)
@@ -107,16 +107,6 @@ def load_object(target: str) -> Any:
         return getattr(mod, attr)
     except AttributeError:
         raise ConfigError(f"retriever._target_={target}: {module} has no '{attr}'") from None
-
-
-def _accepts(cls: Any, arg: str) -> bool:
-    try:
-        sig = inspect.signature(cls)
-    except (TypeError, ValueError):
-        return False
-    return arg in sig.parameters or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()
-    )
 
 
 def as_retriever(

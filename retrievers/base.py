@@ -24,6 +24,18 @@ class Retriever(Protocol):
         """Return the top `depth` chunks per query (a Run, or {query_id: {chunk_id: score}})."""
 
 
+def accepts(fn: Any, arg: str, unknown: bool = False) -> bool:
+    """Whether `fn` takes the keyword `arg` (or **kwargs); `unknown` when its signature cannot
+    be read or names no parameter."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return unknown
+    if not params:
+        return unknown
+    return arg in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 def check_retriever(obj: Any, where: str = "the retriever") -> None:
     """Raise one ConfigError naming what `obj` lacks of the retriever protocol."""
     cls = type(obj).__name__
@@ -34,15 +46,7 @@ def check_retriever(obj: Any, where: str = "the retriever") -> None:
     if not callable(search):
         missing.append("search(queries, *, depth) -> Run")
     else:
-        try:
-            params = inspect.signature(search).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if (
-            params
-            and "depth" not in params
-            and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        ):
+        if not accepts(search, "depth", unknown=True):
             missing.append("a keyword argument 'depth' in search(queries, *, depth)")
     if not isinstance(getattr(obj, "name", None), str) or not obj.name:
         missing.append("a 'name' attribute (str)")

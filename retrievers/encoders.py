@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import ConfigError, HarnessError, check_flag
+from harness.core.errors import POSITIVE, ConfigError, HarnessError, check_flag, check_int
 from retrievers.model_source import (
     check_holds,
     first_line,
@@ -158,22 +158,18 @@ class SentenceTransformerEncoder:
         device: Any = "auto",
     ):
         check_flag(trust_remote_code, "retriever.trust_remote_code")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(
-                f"retriever.batch_size must be a positive integer, got {batch_size!r}"
-            )
-        if max_seq_length is not None and (
-            not isinstance(max_seq_length, int) or max_seq_length < 1
-        ):
-            raise ConfigError(
-                f"retriever.max_seq_length must be a positive integer, got {max_seq_length!r}"
-            )
-        if query_prompt is not None and query_prompt_name is not None:
-            raise ConfigError("set retriever.query_prompt or retriever.query_prompt_name, not both")
-        if document_prompt is not None and document_prompt_name is not None:
-            raise ConfigError(
-                "set retriever.document_prompt or retriever.document_prompt_name, not both"
-            )
+        batch_size = check_int(batch_size, "retriever.batch_size", what=POSITIVE)
+        if max_seq_length is not None:
+            max_seq_length = check_int(max_seq_length, "retriever.max_seq_length", what=POSITIVE)
+        self.prompts = {
+            "query": (query_prompt, query_prompt_name),
+            "document": (document_prompt, document_prompt_name),
+        }
+        for role, (text, name) in self.prompts.items():
+            if text is not None and name is not None:
+                raise ConfigError(
+                    f"set retriever.{role}_prompt or retriever.{role}_prompt_name, not both"
+                )
         if dtype not in DTYPES:
             raise ConfigError(f"unknown retriever.dtype '{dtype}'; valid: {', '.join(DTYPES)}")
         _check_api(encode_api, task)
@@ -195,10 +191,6 @@ class SentenceTransformerEncoder:
         self.package = package
         if trust_remote_code and self.path == model:  # a local folder's code is the user's own
             require_pinned_revision(model, revision)
-        self.prompts = {
-            "query": (query_prompt, query_prompt_name),
-            "document": (document_prompt, document_prompt_name),
-        }
         self.max_seq_length = max_seq_length
         self.normalize = check_flag(normalize, "retriever.normalize")
         self.batch_size = batch_size

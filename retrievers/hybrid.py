@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.core.errors import ConfigError
+from harness.core.errors import POSITIVE, ConfigError, check_int
 from harness.core.run import Run, canonical
 from harness.core.types import Chunk, Query
 from retrievers.base import call
@@ -37,10 +37,7 @@ class Hybrid:
             raise ConfigError(f"unknown retriever.fusion '{fusion}'; valid: {', '.join(FUSIONS)}")
         if not isinstance(rrf_k, (int, float)) or rrf_k < 0:
             raise ConfigError(f"retriever.rrf_k must be a number >= 0, got {rrf_k!r}")
-        if not isinstance(part_depth, int) or part_depth < 1:
-            raise ConfigError(
-                f"retriever.part_depth must be a positive integer, got {part_depth!r}"
-            )
+        part_depth = check_int(part_depth, "retriever.part_depth", what=POSITIVE)
         weights = dict(weights or {})
         unknown = sorted(set(weights) - set(parts))
         if unknown:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.errors import ConfigError, HarnessError, check_flag
+from harness.core.errors import POSITIVE, HarnessError, check_flag, check_int
 from harness.core.http import ApiClient, masked_url
 
 
@@ -36,17 +36,10 @@ class OpenAIEncoder:
         query_prompt: str | None = None,
         document_prompt: str | None = None,
     ):
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(
-                f"retriever.batch_size must be a positive integer, got {batch_size!r}"
-            )
-        if dimensions is not None and (
-            isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1
-        ):
-            raise ConfigError(
-                f"retriever.dimensions must be a positive integer (or null: the model's own), "
-                f"got {dimensions!r}"
-            )
+        batch_size = check_int(batch_size, "retriever.batch_size", what=POSITIVE)
+        if dimensions is not None:
+            what = "a positive integer (or null: the model's own)"
+            dimensions = check_int(dimensions, "retriever.dimensions", what=what)
         self.api = ApiClient(
             base_url=base_url,
             api_key_env=api_key_env,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cell.sections import SECTIONS, checked_sections
-from harness.core.errors import ConfigError, check_flag, check_int
+from harness.core.errors import POSITIVE, ConfigError, check_flag, check_int
 from harness.core.run.files import check_unknown_ids
 from harness.data.relevance import RelevanceSpec
 from metrics.evaluate import BootstrapSpec
@@ -189,9 +189,8 @@ def strata_spec(strata: Mapping[str, Any], stats: Mapping[str, Any]) -> StrataSp
     values = {k: strata.get(k, getattr(spec, k)) for k in spec.as_config()}
     for key, value in values.items():
         low = 0 if key == "permutations" else 1
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            what = "an integer >= 0 (0 = no chance level)" if low == 0 else "a positive integer"
-            raise ConfigError(f"strata.{key} must be {what}, got {value!r}")
+        what = "an integer >= 0 (0 = no chance level)" if low == 0 else POSITIVE
+        values[key] = check_int(value, f"strata.{key}", low, what)
     if values["permutations"] > 1_000_000:
         raise ConfigError(
             f"strata.permutations is {values['permutations']}; at most 1000000 (1000 gives "

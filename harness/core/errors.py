@@ -76,11 +76,15 @@ def said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def check_int(value: Any, key: str, low: int = 1) -> int:
+POSITIVE = "a positive integer"
+
+
+def check_int(value: Any, key: str, low: int = 1, what: str = "") -> int:
     """`value` (a NumPy integer too) as an int when it is an integer >= `low`; else a
-    ConfigError naming `key` (a bool is no integer here, though Python counts it as one)."""
+    ConfigError naming `key` and `what` it must be (by default 'an integer >= low'); a bool
+    is no integer here, though Python counts it as one."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")
+        raise ConfigError(f"{key} must be {what or f'an integer >= {low}'}, got {value!r}")
     return int(value)
 
 

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from harness.core.errors import ConfigError
+from harness.core.errors import POSITIVE, ConfigError, check_int
 
 
 @dataclass(frozen=True)
@@ -130,9 +130,7 @@ class OfflineExtractor:
     ):
         counts = (max_per_chunk, max_words, context_words, min_df)
         for key, value in zip(_COUNTS, counts):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"extractor.{key} must be a positive integer, got {value!r}")
-            setattr(self, key, value)
+            setattr(self, key, check_int(value, f"extractor.{key}", what=POSITIVE))
         if not isinstance(max_df, (int, float)) or not 0 < max_df <= 1:
             raise ConfigError(f"extractor.max_df must be a share in (0, 1], got {max_df!r}")
         self.max_df = float(max_df)
