@@ -348,12 +348,7 @@ class SentenceTransformerEncoder:
                 )
                 return np.ascontiguousarray(out, dtype=np.float32)
             except Exception as exc:
-                if not _is_oom(exc) or self.batch_size == 1:
-                    raise
-                import torch
-
-                torch.cuda.empty_cache()
-                smaller = self.batch_size // 2
+                smaller = halved_on_oom(exc, self.batch_size)
                 log.info(
                     f"{self.model_id}: out of GPU memory at batch size {self.batch_size}; "
                     f"retrying with {smaller}"
@@ -403,9 +398,16 @@ def _dtype_keyword() -> str:
     return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
 
 
-def _is_oom(exc: BaseException) -> bool:
-    name = type(exc).__name__
-    return name == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+def halved_on_oom(exc: Exception, batch_size: int) -> int:
+    """The batch size to retry with after `exc`: half of `batch_size` on GPU out-of-memory
+    (the CUDA cache emptied first); any other error, or one at batch size 1, is raised."""
+    oom = type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+    if not oom or batch_size == 1:
+        raise exc
+    import torch
+
+    torch.cuda.empty_cache()
+    return batch_size // 2
 
 
 def _package_version(package: str) -> str:

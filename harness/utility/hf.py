@@ -22,13 +22,18 @@ from typing import Any
 from harness.core.errors import ConfigError, HarnessError, check_flag, check_int
 from harness.utility.protocols import Sample
 from harness.utility.spec import ModelSpec
-from retrievers.encoders import _dtype_keyword, resolve_devices, resolve_dtype
+from retrievers.encoders import (
+    _TORCH_DTYPES,
+    _dtype_keyword,
+    halved_on_oom,
+    resolve_devices,
+    resolve_dtype,
+)
 from retrievers.model_source import first_line, folder_stamp, load_from_hub, quiet_third_party
 
 log = logging.getLogger("harness.utility")
 
 _INSTALL = "pip install torch==2.13.0 transformers  (or: pip install -e '.[dense]')"
-_TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 _NO_LIMIT = 10_000_000  # a tokenizer that knows no limit says int(1e30)
 
 
@@ -202,13 +207,7 @@ class _HFModel:
             try:
                 results = work(group)
             except Exception as exc:
-                oom = type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc)
-                if not oom or self.batch_size == 1:
-                    raise
-                import torch
-
-                torch.cuda.empty_cache()
-                self.batch_size = max(1, self.batch_size // 2)
+                self.batch_size = halved_on_oom(exc, self.batch_size)
                 log.info(
                     f"{self.spec.model}: out of GPU memory {what}; retrying with batch size "
                     f"{self.batch_size}"
