@@ -67,15 +67,16 @@ def protocols_table(
     if not cells:
         return None
     ks, not_shown = cutoffs([_ks(e) for e in cells.values()])
-    specs = [(f"@{k}", _columns(k)) for k in ks]
-    specs.append(("whole list", [(RANK, RANK, None)]))
+    columns = [(f"@{k}", h, m, STRATUM if lab else "overall", lab, cells)
+               for k in ks for h, m, lab in _columns(k)]  # fmt: skip
+    columns.append(("whole list", RANK, RANK, "overall", None, cells))
     title = f"{corpus}: answers, freshness and answerability (% except answer_rank)"
     key = f"protocols_{corpus}"
-    table = grouped_table(board, cells, _order(cells, ks), specs, sig, key, title, STRATUM)
+    table = grouped_table(board, _order(cells, ks), columns, sig, key, title)
     if table is None:
         return None
     # the columns shown: no dates, no partial queries, no column
-    shown = [col for _, cols in specs for col in cols if col[0] in table.columns]
+    shown = [(h, m, lab) for _, h, m, _, lab, _ in columns if h in table.columns]
     table.notes = _notes(cells, shown)
     table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
     table.notes += not_shown

@@ -76,18 +76,15 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
     ks, not_shown = cutoffs([cell_ks(e, holds) for e in cells.values()])
     held = {f for _, f in shape.optional if any(cell_ks(e, {f}) for e in cells.values())}
     columns = [*shape.columns, *((h, f) for h, f in shape.optional if f in held)]
-    specs = [
-        (f"@{k}", [(head, f if f == "closed_book" else metric_name(f, k), None)
-                   for head, f in columns])
-        for k in ks
-    ]  # fmt: skip
+    columns = [(f"@{k}", head, f if f == "closed_book" else metric_name(f, k), "overall", None,
+                cells) for k in ks for head, f in columns]  # fmt: skip
 
     names = weakest_first(cells, lambda n: cells[n].mean(metric_name(shape.first, ks[-1])))
     title = f"{corpus}: {shape.title}"
     mismatch = section_mismatch(cells, shape.section)  # no best among settings that differ
     sig = None if mismatch else sig
     key = f"{shape.tag}_{corpus}"
-    table = grouped_table(board, cells, names, specs, sig, key, title, marked=not mismatch)
+    table = grouped_table(board, names, columns, sig, key, title, marked=not mismatch)
     if table is None:
         return None
     if shape.average:

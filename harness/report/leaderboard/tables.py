@@ -4,10 +4,12 @@ the reproduction report against the published numbers, each as a plain Table tha
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -205,16 +207,8 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
     published Table 3 rows below; best per column bold, * significantly below the best."""
     k = opts.k
     metrics = [metric_name(f, k) for f in TABLE3_METRICS]
-    names = order(board, corpora, metrics[0])
-
-    def row(name: str) -> list[Value]:
-        cells = [board.cells[c].get(name) for c in corpora]
-        return [_value(e, m) if e else Value() for e in cells for m in metrics]
-
-    rows = [(name, row(name)) for name in names]
-    for ci, c in enumerate(corpora):
-        for mi, m in enumerate(metrics):
-            mark_best(rows, ci * len(metrics) + mi, sig, board.cells[c], m)
+    columns = [(c, header(f, k), metric_name(f, k), "overall", None, board.cells[c])
+               for c in corpora for f in TABLE3_METRICS]  # fmt: skip
     published = []
     ref_rows: dict[str, dict[tuple[str, str], float]] = {}
     for ref in board.references:
@@ -225,16 +219,11 @@ def table3(board: Board, corpora: Sequence[str], opts: Options, sig: Significanc
             vals = [Value(got.get((c, m))) for c in corpora for m in metrics]
             if any(v.value is not None for v in vals):
                 published.append((f"{board.label(name)} (published)", vals))
-    table = Table(
-        key="table3",
-        title=f"Coverage@{k} and PerfRecall@{k} (%), RARE Table 3 layout",
-        stub="Retriever",
-        columns=[header(f, k) for _ in corpora for f in TABLE3_METRICS],
-        rows=[(board.label(n), v) for n, v in rows],
-        groups=[(c, len(metrics)) for c in corpora],
-        group_notes=[_diag_note(board, c) for c in corpora],
-        published=published,
-    )
+    title = f"Coverage@{k} and PerfRecall@{k} (%), RARE Table 3 layout"
+    table = grouped_table(
+        board, order(board, corpora, metrics[0]), columns, sig, "table3", title, drop=False,
+        group_notes=[_diag_note(board, c) for c in corpora], published=published,
+    )  # fmt: skip
     table.notes = _legend(board, corpora, sig, published=bool(published), table=table)
     table.notes.append(
         "Sim: corpus Similarity, the mean cosine of chunk pairs under the named embedder; "
@@ -287,30 +276,19 @@ def hops(
     metrics = [metric_name(f, k) for f in HOP_METRICS]
     cells = board.cells[corpus]
     names = order(board, [corpus], metrics[0])
-    strata = [("overall", None)] + [(by, h) for h in hop_labels(board, corpus, by)]
-    groups = []
-    for strat, label in strata:
+    columns = []
+    for strat, label in [("overall", None)] + [(by, h) for h in hop_labels(board, corpus, by)]:
         ns = {e.n(strat, label) for e in cells.values() if not e.stale} - {None}
         n = f"n={ns.pop()}" if len(ns) == 1 else "n differs"
         name = {"overall": "overall", "hop": f"{label}-hop", "relevant": f"{label} relevant"}
-        name = name.get(strat, label)
-        groups.append((f"{name} ({n})", 4))
-    rows = [
-        (name, [_value(cells[name], m, s, lab) for s, lab in strata for m in metrics])
-        for name in names
-    ]
-    for si, (strat, label) in enumerate(strata):
-        for mi, m in enumerate(metrics):
-            mark_best(rows, si * len(metrics) + mi, sig, cells, m, strat, label)
-    table = Table(
-        key=f"hops_{corpus}" if hop else f"by_{by}_{corpus}",
-        title=f"{corpus}: overall and by {_BY.get(by, by)}, @{k} (%)",
-        stub="Retriever",
-        columns=[header(f, k) for _ in strata for f in HOP_METRICS],
-        rows=[(board.label(n), v) for n, v in rows],
-        groups=groups,
-        parts=[("Coverage and PerfRecall", [0, 1]), ("NDCG and MRR", [2, 3])],
-    )
+        group = f"{name.get(strat, label)} ({n})"
+        columns += [
+            (group, header(f, k), m, strat, label, cells) for f, m in zip(HOP_METRICS, metrics)
+        ]
+    key = f"hops_{corpus}" if hop else f"by_{by}_{corpus}"
+    title = f"{corpus}: overall and by {_BY.get(by, by)}, @{k} (%)"
+    parts = [("Coverage and PerfRecall", [0, 1]), ("NDCG and MRR", [2, 3])]
+    table = grouped_table(board, names, columns, sig, key, title, drop=False, parts=parts)
     table.notes = _legend(board, [corpus], sig, published=False, table=table)
     return table
 
@@ -517,44 +495,41 @@ def cell_ks(e: Evaluation, families) -> set[int]:
 
 def grouped_table(
     board: Board,
-    cells: dict[str, Evaluation],
     names: list[str],
-    specs: list[tuple[str, list[tuple[str, str, str | None]]]],
+    columns: list[tuple[str, str, str, str, str | None, dict[str, Evaluation]]],
     sig: Significance | None,
     key: str,
     title: str,
-    stratum: str = "overall",
+    drop: bool = True,
     marked: bool = True,
+    **table: Any,
 ) -> Table | None:
-    """Rows `names`, columns the specs' (group, [(header, metric, label)]): the metric's
-    mean overall, or in `stratum`'s `label`. A column no cell has a value in is dropped (a
-    group with it when it empties); each column's best value is marked (unless not
-    `marked`). None when no column is left."""
-    flat = [(group, col) for group, cols in specs for col in cols]
-    strat = [("overall", None) if label is None else (stratum, label) for _, (_, _, label) in flat]
+    """Rows `names`, a column per (group, header, metric, stratification, label, cells): the
+    mean of the row's cell in `cells` ('-' without one) in that stratum. With `drop`, a column
+    no cell has a value in is dropped (a group with it when it empties; None when none is
+    left); each column's best value is marked (unless not `marked`); `table`: the Table's
+    other fields."""
     rows = [
-        (n, [_value(cells[n], m, *at) for (_, (_, m, _)), at in zip(flat, strat)]) for n in names
+        (n, [_value(c[n], m, s, lab) if n in c else Value() for _, _, m, s, lab, c in columns])
+        for n in names
     ]
-    keep = [i for i in range(len(flat)) if any(v[i].value is not None for _, v in rows)]
+    keep = [
+        i for i in range(len(columns)) if not drop or any(v[i].value is not None for _, v in rows)
+    ]
     if not keep:
         return None
     rows = [(n, [v[i] for i in keep]) for n, v in rows]
-    groups: list[tuple[str, int]] = []
-    for j, i in enumerate(keep):
-        if marked:
-            mark_best(rows, j, sig, cells, flat[i][1][1], *strat[i])
-        group = flat[i][0]
-        if groups and groups[-1][0] == group:
-            groups[-1] = (group, groups[-1][1] + 1)
-        else:
-            groups.append((group, 1))
+    columns = [columns[i] for i in keep]
+    for j, (_, _, m, s, lab, c) in enumerate(columns if marked else ()):
+        mark_best(rows, j, sig, c, m, s, lab)
     return Table(
         key=key,
         title=title,
         stub="Retriever",
-        columns=[flat[i][1][0] for i in keep],
+        columns=[col[1] for col in columns],
         rows=[(board.label(n), v) for n, v in rows],
-        groups=groups,
+        groups=[(g, len(list(run))) for g, run in itertools.groupby(col[0] for col in columns)],
+        **table,
     )
 
 
