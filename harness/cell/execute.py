@@ -191,7 +191,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     timings: dict[str, float] = {}
     plan = CellPlan.from_config(cfg)
     cfg = plan.config
-    retriever = build_retriever(plan.retriever, plan.runtime.as_kwargs())
+    retriever = build_retriever(plan.retriever, plan.runtime)
     check_name("retriever.name", retriever.name)
     name, diff = cell_name(plan.retriever, base, plan.depth, retriever.name)
     label = {

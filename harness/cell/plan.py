@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cell.sections import SECTIONS, checked_sections
+from harness.core.confs import runtime_of
 from harness.core.errors import POSITIVE, ConfigError, check_flag, check_int
 from harness.core.run.files import check_unknown_ids
 from harness.data.relevance import RelevanceSpec
@@ -18,18 +19,6 @@ from metrics.registry import Metric, metrics_for
 from metrics.strata_stats import StrataSpec
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-@dataclass(frozen=True)
-class Runtime:
-    """Run-wide settings the dense encoders read: device(s) and the embedding cache."""
-
-    device: Any = "auto"
-    cache: bool = True
-    cache_dir: str | None = None
-
-    def as_kwargs(self) -> dict[str, Any]:
-        return {"device": self.device, "cache": self.cache, "cache_dir": self.cache_dir}
 
 
 @dataclass(frozen=True)
@@ -47,7 +36,7 @@ class CellPlan:
     results_dir: Path
     write: bool
     force: bool
-    runtime: Runtime
+    runtime: dict[str, Any]  # device, cache, cache_dir (core.confs.runtime_of)
     semantic: bool  # the config names strata settings and an extractor
     strata: StrataSpec  # how strata are reported
     unknown_ids: str = "keep"  # run.unknown_ids: how run ids the corpus lacks are scored
@@ -83,10 +72,10 @@ class CellPlan:
             raise ConfigError(f"run must be a section (run.unknown_ids=keep|drop), got {run!r}")
         unknown_ids = check_unknown_ids(run.get("unknown_ids", "keep"))
         config["run"] = {**run, "unknown_ids": unknown_ids}  # recorded, so reruns can compare
-        runtime = Runtime(**{k: config[k] for k in ("device", "cache", "cache_dir") if k in config})
+        runtime = runtime_of(config)
         from retrievers.encoders import parse_devices  # checked even where no model runs
 
-        parse_devices(runtime.device)
+        parse_devices(runtime["device"])
         results = config["results"]
         if not isinstance(results.get("dir"), str) or not results["dir"].strip():
             raise ConfigError(

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.cli.common import verb_args
 from harness.cli.hydra_app import launch
+from harness.core.confs import runtime_of
 
 HELP = """\
 python -m harness.diagnose: corpus Similarity (%) (mean cosine over all chunk pairs, in
@@ -39,7 +40,7 @@ def diagnose(cfg: dict[str, Any], embedder_name: str) -> None:
     from harness.strata.build import make_embedder
     from harness.strata.diagnostics import diagnose as run_diagnostics
 
-    runtime = {k: cfg.get(k) for k in ("device", "cache", "cache_dir")}
+    runtime = runtime_of(cfg)
     try:
         embedder = make_embedder(embedder_name, runtime)
     except ConfigError as exc:

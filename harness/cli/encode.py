@@ -98,12 +98,12 @@ def encode(cfg: dict[str, Any]) -> Encoded:
     part = parse_shard(cfg.get("shard"), cfg.get("shards"))
     config = {k: v for k, v in cfg.items() if k not in OWN_KEYS}
     plan = CellPlan.from_config(config)
-    if not plan.runtime.cache:
+    if not plan.runtime["cache"]:
         raise ConfigError(
             "harness.encode fills the embedding cache, and cache=false turns it off; drop "
             "cache=false"
         )
-    retriever = build_retriever(plan.retriever, plan.runtime.as_kwargs())
+    retriever = build_retriever(plan.retriever, plan.runtime)
     dense = dense_parts(retriever)
     bench = load_judged(config)
     slice_ = "all" if part == (0, 1) else f"slice {part[0]}/{part[1]}"

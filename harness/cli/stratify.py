@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.cli.common import verb_args
 from harness.cli.hydra_app import launch
+from harness.core.confs import runtime_of
 
 log = logging.getLogger("harness")
 
@@ -51,7 +52,7 @@ def stratify(cfg: dict[str, Any], *, report: bool = False) -> None:
 
     started = time.perf_counter()
     bench = load_judged(cfg)
-    runtime = {k: cfg.get(k) for k in ("device", "cache", "cache_dir")}
+    runtime = runtime_of(cfg)
     print(f"stratifying {bench.name} ({len(bench.corpus)} chunks, {len(bench.queries)} queries)")
     force = bool(cfg.get("force", False))
     doc, path, status = strata_file.ensure(bench, cfg, runtime, force=force)

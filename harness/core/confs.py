@@ -169,6 +169,12 @@ class HarnessConf:
     report: str = "short"  # what a run prints: short (main table) | full (+ VRR, clusters, ...)
 
 
+def runtime_of(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The run-wide settings dense encoders read (device, cache, cache_dir), the schema's
+    default where `cfg` lacks one."""
+    return {k: cfg.get(k, getattr(HarnessConf, k)) for k in ("device", "cache", "cache_dir")}
+
+
 def schema_defaults() -> dict[str, Any]:
     """Every default setting, from the schema above (the one place they are written), as a
     plain dict; the groups a run chooses (retriever, corpus, extractor) are left out."""

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.core.confs import runtime_of
 from harness.core.errors import HarnessError
 from harness.core.files import hold_lock, remove_temp_files, write_text_atomic
 from harness.strata.build import SCHEMA
@@ -136,7 +137,7 @@ def for_run(cfg: Mapping[str, Any], bench) -> tuple[dict[str, Any] | None, Path,
     if mode == "off":
         return None, path, None
     if mode == "build":
-        runtime = {k: cfg.get(k) for k in ("device", "cache", "cache_dir")}
+        runtime = runtime_of(cfg)
         doc, path, status = ensure(bench, cfg, runtime)
         return doc, path, f"semantic strata {status}: {path}"
     if not path.is_file():
