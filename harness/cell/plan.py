@@ -178,8 +178,10 @@ def strata_spec(strata: Mapping[str, Any], stats: Mapping[str, Any]) -> StrataSp
     values = {k: strata.get(k, getattr(spec, k)) for k in spec.as_config()}
     for key, value in values.items():
         low = 0 if key == "permutations" else 1
-        what = "an integer >= 0 (0 = no chance level)" if low == 0 else POSITIVE
-        values[key] = check_int(value, f"strata.{key}", low, what)
+        # a Python int only: the value stays in the cell's recorded config
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            what = "an integer >= 0 (0 = no chance level)" if low == 0 else POSITIVE
+            raise ConfigError(f"strata.{key} must be {what}, got {value!r}")
     if values["permutations"] > 1_000_000:
         raise ConfigError(
             f"strata.permutations is {values['permutations']}; at most 1000000 (1000 gives "

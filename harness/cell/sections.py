@@ -27,7 +27,7 @@ class ModelSection:
     spec_type: str
     compute: str
     # the model objects a caller may hand in (role, the section key it is recorded under), in
-    # the order values() takes them
+    # the order section_values() takes them
     objects: tuple[tuple[str, str], ...]
 
     @property

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from harness.core import provenance
-from harness.core.errors import POSITIVE, ConfigError, HarnessError, check_int, unknown_name
+from harness.core.errors import POSITIVE, ConfigError, HarnessError, unknown_name
 from harness.core.progress import Progress
 from harness.core.types import Benchmark
 from harness.strata.entities import Mention, OfflineExtractor
@@ -89,7 +89,8 @@ def strata_params(cfg: Mapping[str, Any], extractor, embedder) -> dict[str, Any]
     """Everything the strata depend on; a file whose params differ is rebuilt or refused."""
     s = cfg["strata"]
     for key in ("k", "min_queries", "scc_min"):
-        check_int(s[key], f"strata.{key}", what=POSITIVE)
+        if isinstance(s[key], bool) or not isinstance(s[key], int) or s[key] < 1:
+            raise ConfigError(f"strata.{key} must be {POSITIVE}, got {s[key]!r}")
     if not isinstance(s["tau"], (int, float)) or not -1 <= s["tau"] <= 1:
         raise ConfigError(f"strata.tau must be a cosine in [-1, 1], got {s['tau']!r}")
     if (

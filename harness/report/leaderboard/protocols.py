@@ -61,7 +61,7 @@ def deflection_table(board: Board, corpus: str, opts: Options) -> Table | None:
             )
         rows.append((board.label(name), vals))
     for column in range(2, 3 + len(auroc_ks)):
-        mark_best(rows, column, None, {}, "auroc")  # the highest AUROC
+        mark_best(rows, column, None, {}, "auroc", tol=1e-12)  # the highest AUROC
     groups = [("queries", 2), ("AUROC yes vs no", 1 + len(auroc_ks))]
     columns = ["yes", "no", "top-1", *(f"top-{k} mean" for k in auroc_ks)]
     if share_ks:

@@ -145,6 +145,7 @@ def mark_best(
     metric: str,
     strat: str = "overall",
     label: str | None = None,
+    tol: float = 1e-9,
 ) -> None:
     live = [(name, vals[column]) for name, vals in rows if vals[column].value is not None]
     live = [(n, v) for n, v in live if not v.stale]
@@ -154,9 +155,9 @@ def mark_best(
 
     pick = max if higher_is_better(metric) else min  # outdated@K: the lowest is best
     top = pick(v.value for _, v in live)
-    best_names = [n for n, v in live if abs(v.value - top) < 1e-9]
+    best_names = [n for n, v in live if abs(v.value - top) < tol]
     for _, v in live:
-        v.best = abs(v.value - top) < 1e-9
+        v.best = abs(v.value - top) < tol
     if sig is None or len(live) < 2:
         return
     present = {n: entries[n] for n, _ in live if n in entries}
@@ -276,19 +277,22 @@ def hops(
     metrics = [metric_name(f, k) for f in HOP_METRICS]
     cells = board.cells[corpus]
     names = order(board, [corpus], metrics[0])
-    columns = []
+    columns, groups = [], []
     for strat, label in [("overall", None)] + [(by, h) for h in hop_labels(board, corpus, by)]:
         ns = {e.n(strat, label) for e in cells.values() if not e.stale} - {None}
         n = f"n={ns.pop()}" if len(ns) == 1 else "n differs"
         name = {"overall": "overall", "hop": f"{label}-hop", "relevant": f"{label} relevant"}
         group = f"{name.get(strat, label)} ({n})"
+        groups.append((group, len(HOP_METRICS)))  # a field label may read like another group
         columns += [
             (group, header(f, k), m, strat, label, cells) for f, m in zip(HOP_METRICS, metrics)
         ]
     key = f"hops_{corpus}" if hop else f"by_{by}_{corpus}"
     title = f"{corpus}: overall and by {_BY.get(by, by)}, @{k} (%)"
     parts = [("Coverage and PerfRecall", [0, 1]), ("NDCG and MRR", [2, 3])]
-    table = grouped_table(board, names, columns, sig, key, title, drop=False, parts=parts)
+    table = grouped_table(
+        board, names, columns, sig, key, title, drop=False, groups=groups, parts=parts
+    )
     table.notes = _legend(board, [corpus], sig, published=False, table=table)
     return table
 
@@ -508,7 +512,7 @@ def grouped_table(
     mean of the row's cell in `cells` ('-' without one) in that stratum. With `drop`, a column
     no cell has a value in is dropped (a group with it when it empties; None when none is
     left); each column's best value is marked (unless not `marked`); `table`: the Table's
-    other fields."""
+    other fields (`groups` where runs of one group name are not enough to tell groups apart)."""
     rows = [
         (n, [_value(c[n], m, s, lab) if n in c else Value() for _, _, m, s, lab, c in columns])
         for n in names
@@ -528,7 +532,8 @@ def grouped_table(
         stub="Retriever",
         columns=[col[1] for col in columns],
         rows=[(board.label(n), v) for n, v in rows],
-        groups=[(g, len(list(run))) for g, run in itertools.groupby(col[0] for col in columns)],
+        groups=table.pop("groups", None)
+        or [(g, len(list(run))) for g, run in itertools.groupby(col[0] for col in columns)],
         **table,
     )
 
