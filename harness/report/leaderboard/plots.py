@@ -88,26 +88,29 @@ def _legend_outside(fig, axes, n_entries: int) -> None:
 def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) -> list[Path]:
     """One panel per corpus with values: PerfRecall@K (y) by hop depth (x) with its 95 %
     bootstrap interval where the cell has one, one marker series per retriever, dodged
-    sideways so identical series stay visible; one legend outside the panels. Corpora whose
+    sideways so identical series stay visible; one legend outside the panels. A BEIR-shaped
+    corpus is drawn by its number of relevant documents (each its own group). Corpora whose
     cells lack PerfRecall@K get no (empty) panel."""
-    from harness.report.leaderboard.tables import hop_labels
+    from harness.report.leaderboard.tables import group_strata, hop_labels
 
     plt = _plt()
     metric = f"perfrecall@{k}"
-    drawn = [c for c in corpora if _has(board, c, metric, "hop")]
+    by = {c: group_strata(board, c) for c in corpora}
+    drawn = [c for c in corpora if _has(board, c, metric, by[c])]
     if not drawn:
         return []
     names = board.retrievers(drawn)
     styles = _styles(names)
     fig, axes = _panels(plt, len(drawn), 4.4, 3.6, sharey=True)
     for ax, corpus in zip(axes.flat, drawn):
-        hops = hop_labels(board, corpus)
+        strat = by[corpus]
+        hops = hop_labels(board, corpus, strat)
         series = order(board, [corpus], metric)[::-1]
         for name, dx in zip(series, _dodge(len(series), 0.5)):
             e = board.cells[corpus][name]
-            ys = [e.mean(metric, "hop", h) for h in hops]
+            ys = [e.mean(metric, strat, h) for h in hops]
             ys = [np.nan if y is None else 100 * y for y in ys]
-            cis = [e.ci(metric, "hop", h) for h in hops]
+            cis = [e.ci(metric, strat, h) for h in hops]
             below = [0.0 if c is None or y != y else y - 100 * c[0] for y, c in zip(ys, cis)]
             above = [0.0 if c is None or y != y else 100 * c[1] - y for y, c in zip(ys, cis)]
             ax.errorbar(
@@ -127,7 +130,7 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
         ax.set_xticks(range(len(hops)), hops)
         ax.set_xlim(-0.6, len(hops) - 0.4)
         ax.set_title(corpus)
-        ax.set_xlabel("hop depth (gold groups per query)")
+        ax.set_xlabel(_GROUPS[strat])
         ax.set_ylim(-3, 103)
     for ax in axes[:, 0]:
         ax.set_ylabel(f"PerfRecall@{k} (%)")
@@ -135,6 +138,9 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
         f"PerfRecall@{k} by hop depth: every gold group must be in the top {k}\n"
         "(bars: 95 % bootstrap interval of the mean)"
     )
+    beir = [c for c in drawn if by[c] == "relevant"]
+    if beir:
+        title += f"\n({', '.join(beir)}: by relevant documents, each its own gold group)"
     skipped = [c for c in corpora if c not in drawn]
     if skipped:
         title += f"\n(not computed for {', '.join(skipped)})"
@@ -142,6 +148,9 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
     fig.tight_layout()
     _legend_outside(fig, axes.flat, len(names))
     return _save(fig, out, "perfrecall_by_hop")
+
+
+_GROUPS = {"hop": "hop depth (gold groups per query)", "relevant": "relevant documents per query"}
 
 
 def _has(board: Board, corpus: str, metric: str, strat: str = "overall") -> bool:

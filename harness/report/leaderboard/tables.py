@@ -247,6 +247,15 @@ def hop_labels(board: Board, corpus: str, stratification: str = "hop") -> list[s
     return label_order(labels)
 
 
+def group_strata(board: Board, corpus: str) -> str:
+    """The stratification that counts a query's gold groups on `corpus`: `hop`, or `relevant`
+    on a BEIR-shaped corpus, where each relevant document is its own group
+    (harness.strata.hop.group_stratum)."""
+    if not hop_labels(board, corpus) and hop_labels(board, corpus, "relevant"):
+        return "relevant"
+    return "hop"
+
+
 def field_names(board: Board, corpus: str) -> list[str]:
     """The query fields (strata.fields) some cell of the corpus is stratified by; a name that
     cannot be part of a file name (by_<field>_<corpus>.md) is left to the HTML page and
@@ -272,8 +281,7 @@ def hops(
     gold groups (harness.strata.hop.group_stratum): its `relevant` strata stand for hop."""
     k = opts.k
     hop = by == "hop"
-    if hop and not hop_labels(board, corpus) and hop_labels(board, corpus, "relevant"):
-        by = "relevant"
+    by = group_strata(board, corpus) if hop else by
     metrics = [metric_name(f, k) for f in HOP_METRICS]
     cells = board.cells[corpus]
     names = order(board, [corpus], metrics[0])

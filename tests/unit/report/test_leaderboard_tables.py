@@ -294,3 +294,36 @@ def test_a_beir_shaped_corpus_breaks_down_by_relevant_documents():
     t = hops(b, "scifact", Options(), sig=None)
     assert t.key == "hops_scifact" and "by relevant documents per query" in t.title
     assert [g for g, _ in t.groups] == ["overall (n=5)", "1 relevant (n=3)", "2 relevant (n=2)"]
+
+
+def test_the_perfrecall_plot_draws_a_beir_shaped_corpus_by_relevant_documents(
+    board, tmp_path, monkeypatch
+):
+    """A BEIR-shaped corpus has no hop strata: its panel counts relevant documents, as its
+    hop table does, instead of being left out as if PerfRecall were not computed."""
+    from harness.report.leaderboard import plots
+
+    mean = {"perfrecall@10": 0.4}
+    doc = {"results": {"overall": {"n": 5, "mean": mean}}, "metrics": list(mean)}
+    doc["results"]["relevant"] = {"1": {"n": 3, "mean": {"perfrecall@10": 0.6}},
+                                  "2": {"n": 2, "mean": {"perfrecall@10": 0.1}}}  # fmt: skip
+    board.cells["scifact"] = {"bm25": cell("scifact", "bm25", doc)}
+    drawn = {}
+
+    def keep(fig, out, stem):
+        drawn["fig"] = fig
+        return []
+
+    monkeypatch.setattr(plots, "_save", keep)
+    plots.perfrecall_by_hop(board, ["finance", "legal", "scifact"], tmp_path)
+    fig = drawn["fig"]
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    assert set(panels) == {"finance", "scifact"}
+    assert panels["finance"].get_xlabel() == "hop depth (gold groups per query)"
+    beir = panels["scifact"]
+    assert beir.get_xlabel() == "relevant documents per query"
+    assert [t.get_text() for t in beir.get_xticklabels()] == ["1", "2"]
+    ys = [y for line in beir.get_lines() for y in line.get_ydata() if y == y]
+    assert sorted(set(ys)) == pytest.approx([10.0, 60.0])  # the marker and its caps
+    assert "scifact: by relevant documents" in fig._suptitle.get_text()
+    assert "not computed for legal" in fig._suptitle.get_text()
