@@ -156,6 +156,9 @@ def test_acceptance_sweep_then_leaderboard(general_wiki, tmp_path):
         "retriever=bm25,minilm,hybrid-bm25-minilm",
         "corpus=demo,general-wiki",
         "hydra/launcher=joblib",
+        # one worker: the minilm and hybrid cells would encode General-Wiki at the same time
+        # (the embedding cache does not wait for a shard another process is encoding)
+        "hydra.launcher.n_jobs=1",
         cwd=tmp_path,
         env=env,
     )
