@@ -45,9 +45,8 @@ def check_retriever(obj: Any, where: str = "the retriever") -> None:
     search = getattr(obj, "search", None)
     if not callable(search):
         missing.append("search(queries, *, depth) -> Run")
-    else:
-        if not accepts(search, "depth", unknown=True):
-            missing.append("a keyword argument 'depth' in search(queries, *, depth)")
+    elif not accepts(search, "depth", unknown=True):
+        missing.append("a keyword argument 'depth' in search(queries, *, depth)")
     if not isinstance(getattr(obj, "name", None), str) or not obj.name:
         missing.append("a 'name' attribute (str)")
     if missing:

@@ -91,11 +91,11 @@ def perfrecall_by_hop(board: Board, corpora: list[str], out: Path, k: int = 10) 
     sideways so identical series stay visible; one legend outside the panels. A BEIR-shaped
     corpus is drawn by its number of relevant documents (each its own group). Corpora whose
     cells lack PerfRecall@K get no (empty) panel."""
-    from harness.report.leaderboard.tables import group_strata, hop_labels
+    from harness.report.leaderboard.tables import group_stratum, hop_labels
 
     plt = _plt()
     metric = f"perfrecall@{k}"
-    by = {c: group_strata(board, c) for c in corpora}
+    by = {c: group_stratum(board, c) for c in corpora}
     drawn = [c for c in corpora if _has(board, c, metric, by[c])]
     if not drawn:
         return []

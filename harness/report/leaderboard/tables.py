@@ -247,7 +247,7 @@ def hop_labels(board: Board, corpus: str, stratification: str = "hop") -> list[s
     return label_order(labels)
 
 
-def group_strata(board: Board, corpus: str) -> str:
+def group_stratum(board: Board, corpus: str) -> str:
     """The stratification that counts a query's gold groups on `corpus`: `hop`, or `relevant`
     on a BEIR-shaped corpus, where each relevant document is its own group
     (harness.strata.hop.group_stratum)."""
@@ -281,7 +281,7 @@ def hops(
     gold groups (harness.strata.hop.group_stratum): its `relevant` strata stand for hop."""
     k = opts.k
     hop = by == "hop"
-    by = group_strata(board, corpus) if hop else by
+    by = group_stratum(board, corpus) if hop else by
     metrics = [metric_name(f, k) for f in HOP_METRICS]
     cells = board.cells[corpus]
     names = order(board, [corpus], metrics[0])
