@@ -152,6 +152,12 @@ def bootstrap_ci(
     return float(_finish(lo, kind, len(v))), float(_finish(hi, kind, len(v)))
 
 
+def min_resamples(confidence: float) -> int:
+    """The fewest resamples whose percentile interval at `confidence` has a resample in each
+    tail (40 at 95%); with fewer both ends are the extreme resamples, or one resample."""
+    return math.ceil(2 / (1 - confidence) - 1e-9)
+
+
 def _interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
     tail = (1.0 - confidence) / 2
     lo, hi = np.quantile(means, [tail, 1.0 - tail])

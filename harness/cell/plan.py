@@ -16,6 +16,7 @@ from harness.core.run.files import check_unknown_ids
 from harness.data.relevance import RelevanceSpec
 from metrics.evaluate import BootstrapSpec
 from metrics.registry import Metric, metrics_for
+from metrics.stats import min_resamples
 from metrics.strata_stats import StrataSpec
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -213,6 +214,11 @@ def bootstrap_spec(stats: Mapping[str, Any]) -> BootstrapSpec | None:
         raise ConfigError(f"stats.bootstrap must be an integer >= 0 (0 = no CIs), got {samples!r}")
     if not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise ConfigError(f"stats.confidence must be between 0 and 1, got {confidence!r}")
+    if 0 < samples < min_resamples(confidence):
+        raise ConfigError(
+            f"stats.bootstrap is {samples}: a {confidence * 100:g}% interval needs at least "
+            f"{min_resamples(confidence)} resamples (1000 is the default); 0 turns CIs off"
+        )
     if samples > 1_000_000:
         raise ConfigError(
             f"stats.bootstrap is {samples}; at most 1000000 resamples (10000 gives CIs stable "

@@ -75,6 +75,11 @@ def check_options(opts: Options, flags: bool = False) -> Options:
             raise ConfigError(
                 f"{name(key)} must be an integer in [{low}, 1000000] ({note}), got {value!r}"
             )
+    if 0 < opts.bootstrap < stats.min_resamples(0.95):
+        raise ConfigError(
+            f"{name('bootstrap')} is {opts.bootstrap}: a 95% interval needs at least "
+            f"{stats.min_resamples(0.95)} resamples (10000 is the default); 0 turns CIs off"
+        )
     return opts
 
 

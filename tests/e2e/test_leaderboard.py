@@ -137,7 +137,7 @@ def test_rerun_skips_up_to_date_cells_unless_forced(swept, tmp_path):
     forced = harness("retriever=bm25", "corpus=demo", "force=true", cwd=tmp_path)
     assert "up to date" not in forced.stderr and cell.stat().st_mtime_ns != before
     assert json.loads(cell.read_text())["config"].get("force") is None
-    changed = harness("retriever=bm25", "corpus=demo", "stats.bootstrap=10", cwd=tmp_path)
+    changed = harness("retriever=bm25", "corpus=demo", "stats.bootstrap=50", cwd=tmp_path)
     assert "up to date" not in changed.stderr
 
 

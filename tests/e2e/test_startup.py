@@ -33,7 +33,7 @@ def _probe(tool: str, *args: str, cwd):
     ],
 )
 def test_a_run_composes_its_config_once(tmp_path, args, cell):
-    res, probe = _probe("run", *args, "stats.bootstrap=10", cwd=tmp_path)
+    res, probe = _probe("run", *args, "stats.bootstrap=50", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert probe["compositions"] == 1
     assert (tmp_path / "results" / "demo" / cell / "metrics.json").is_file()
@@ -67,7 +67,7 @@ def test_bad_overrides_keep_their_error_lines(tmp_path):
 
 def test_compare_does_not_import_scipy_stats(tmp_path):
     for args in ((), ("retriever=bm25-simple",)):
-        res, _ = _probe("run", *args, "stats.bootstrap=10", cwd=tmp_path)
+        res, _ = _probe("run", *args, "stats.bootstrap=50", cwd=tmp_path)
         assert res.returncode == 0, res.stderr
     cells = ("results/demo/bm25", "results/demo/bm25-simple")
     res, probe = _probe("compare", *cells, "--bootstrap", "200", cwd=tmp_path)

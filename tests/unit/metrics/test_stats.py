@@ -113,3 +113,10 @@ def test_paired_comparison_of_totals_and_geometric_means():
     assert geo.ci[0] <= geo.delta <= geo.ci[1]
     assert geo.p_ttest == pytest.approx(stats.paired_ttest(la, lb))  # on the logs it averages
     assert (geo.better, geo.worse) == (mean.better, mean.worse)
+
+
+@pytest.mark.parametrize("confidence, least", [(0.95, 40), (0.99, 200), (0.9, 20), (0.5, 4)])
+def test_min_resamples_puts_one_resample_in_each_tail(confidence, least):
+    assert stats.min_resamples(confidence) == least
+    tail = (1 - confidence) / 2
+    assert least * tail >= 1 - 1e-9 > (least - 1) * tail

@@ -24,6 +24,8 @@ GOOD = dict(metrics=None, max_drop=1.0, alpha=0.05, min_queries=30, permutations
         ("permutations", 0, "must be an integer in [1, 1000000]"),
         ("bootstrap", -1, "must be an integer in [0, 1000000] (0: no CIs;"),
         ("bootstrap", 10**7, "must be an integer in [0, 1000000]"),
+        ("bootstrap", 1, "is 1: a 95% interval needs at least 40 resamples"),
+        ("bootstrap", 39, "is 39: a 95% interval needs at least 40 resamples"),
     ],
 )
 def test_the_api_and_the_command_line_refuse_the_same_settings(key, value, says):
@@ -37,6 +39,7 @@ def test_the_api_and_the_command_line_refuse_the_same_settings(key, value, says)
 
 def test_bootstrap_zero_is_no_ci_on_both_roads():
     assert check_options(Options(**GOOD)).bootstrap == 0
+    assert check_options(Options(**{**GOOD, "bootstrap": 40})).bootstrap == 40
     assert _options(_parser().parse_args(["a", "b", "--bootstrap", "0"])).bootstrap == 0
 
 
