@@ -20,7 +20,13 @@ import numpy as np
 
 from harness.core.errors import BenchmarkError, ConfigError
 from harness.core.run import Run
-from harness.core.run.files import FORMATS, extra_queries_note, read_run, read_run_rows
+from harness.core.run.files import (
+    FORMATS,
+    check_queries,
+    extra_queries_note,
+    read_run,
+    read_run_rows,
+)
 from harness.core.types import Chunk, Query
 
 _EXAMPLES = 5
@@ -63,7 +69,7 @@ class RunFile:
         if depth is None:
             depth = max(1, max(map(len, scores.values()), default=0))
         unknown_q = [q for q in scores if q not in wanted]
-        self._check_queries(scores, unknown_q, wanted)
+        check_queries(list(scores), wanted, f"{self.path}: ")
         kept: dict[str, dict[str, float]] = {}
         unknown_docs: dict[str, None] = {}
         unknown = total = truncated = 0
@@ -88,7 +94,7 @@ class RunFile:
         qids = rows.query_ids
         keep = np.fromiter((q in wanted for q in qids), bool, len(qids))
         unknown_q = [q for q, k in zip(qids, keep.tolist()) if not k]
-        self._check_queries(qids, unknown_q, wanted)
+        check_queries(qids, wanted, f"{self.path}: ")
         codes = rows.codes(self._corpus)
         kept_rows = keep[rows.qcode]
         absent = np.flatnonzero(kept_rows & (codes < 0))
@@ -99,15 +105,6 @@ class RunFile:
         truncated = int((rows.lengths()[keep] > depth).sum())
         self._notes(len(qids), unknown_q, len(absent), distinct, examples, truncated)
         return Run.from_store(self.name, rows.store(depth, keep, codes), depth)
-
-    def _check_queries(self, qids, unknown_q: list[str], wanted: set[str]) -> None:
-        if len(unknown_q) == len(qids):
-            raise BenchmarkError(
-                f"{self.path}: none of its {len(qids)} query ids is in the benchmark (run has "
-                f"{', '.join(map(repr, _examples(qids)))}; benchmark has "
-                f"{', '.join(map(repr, _examples(sorted(wanted))))}); is it a run for another "
-                f"benchmark?"
-            )
 
     def _check_chunks(self, total: int, unknown: int, examples: list[str]) -> None:
         if total and unknown == total:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ class Comparison:
 
     def __repr__(self) -> str:
         verdict = "PASS" if self.passed else f"{len(self.regressions)} regression(s)"
-        return f"<Comparison of {len(self.cells)} cells on {len(self.metrics)} metrics: {verdict}>"
+        m = len(self.metrics)
+        return f"<Comparison of {len(self.cells)} cells on {m} metric{'s' * (m != 1)}: {verdict}>"
 
 
 def compare(
@@ -66,6 +68,11 @@ def compare(
     )
     cells = []
     for c in (baseline, *candidates):
+        if not isinstance(c, (Evaluation, str, os.PathLike)):
+            raise HarnessError(
+                f"compare takes result folders or Evaluations (harness.evaluate's results), "
+                f"got {type(c).__name__}"
+            )
         cells.append(c if isinstance(c, Evaluation) else Evaluation.from_disk(Path(c)))
     names, rows = compare_cells(cells, opts)
     return Comparison(cells, names, rows, opts)

@@ -227,6 +227,7 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     from harness.cell.plan import check_name
     from harness.core.confs import RetrievalConf
     from harness.core.frames import is_frame
+    from harness.core.run.files import check_queries
     from retrievers import as_retriever
     from retrievers.base import call
     from retrievers.run_file import RunFile
@@ -236,7 +237,9 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
             obj.run if obj.run is not None else Run.from_trec(obj.path / "run.trec", name=obj.name)
         )
     if isinstance(obj, (Run, Mapping)) or is_frame(obj):
-        return Run.of(obj, name=name, depth=depth), _NoRetriever()
+        run = Run.of(obj, name=name, depth=depth)
+        check_queries(run.query_ids(), {q.query_id for q in bench.queries}, "evaluate(): ")
+        return run, _NoRetriever()
     shown = obj.__name__ if isinstance(obj, type) else type(obj).__name__
     retriever = as_retriever(obj, name=name, where=f"evaluate(..., {shown})")
     if not isinstance(retriever, RunFile):  # a run file is named by its file, as it is

@@ -4,7 +4,7 @@ significance against a baseline (PyTerrier's pt.Experiment is the model)."""
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     permutations: int = 10_000,
     seed: int = 0,
     depth: int | None = None,
+    relevance_level: int | None = None,
     bootstrap: int = 0,
     relevance: Mapping[str, Any] | None = None,
     unknown_ids: str | None = None,
@@ -45,7 +46,8 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
     randomization test, or t-test with test="t") and `<m> p_<correction>` with `<m> sig`
     (corrected p < alpha), the correction taken over the systems compared to the baseline;
     the counts are integers and `sig` a boolean, <NA> in the baseline's row. `depth`: as in
-    harness.evaluate (a run is scored whole, a retriever retrieves 100).
+    harness.evaluate (a run is scored whole, a retriever retrieves 100), as is
+    `relevance_level`.
     "Better" reads each metric's direction (a lower outdated@K or answer_rank is better).
     `relevance`, `unknown_ids`, `no_relevant` and the model sections' settings (`utility`,
     `rag`, `generator`, `nli`: ΔSePer, docs/utility.md; end-to-end RAG, docs/rag.md) are
@@ -54,6 +56,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
 
     from harness.api.evaluation import evaluate
     from harness.api.loading import load_benchmark
+    from harness.core.frames import is_frame
     from metrics import stats
     from metrics.registry import aggregate_of, higher_is_better
 
@@ -61,6 +64,16 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
         raise ConfigError(f"correction must be one of holm, bonferroni, None; got {correction!r}")
     if test not in TESTS:
         raise ConfigError(f"test must be 'randomization' or 't', got {test!r}")
+    if (
+        isinstance(systems, (str, Mapping))
+        or is_frame(systems)
+        or not isinstance(systems, Iterable)
+    ):
+        raise ConfigError(
+            f"Experiment takes a list of systems (runs, retrievers, encoders or config names), "
+            f"got one {type(systems).__name__}; e.g. Experiment([system], benchmark)"
+        )
+    systems = list(systems)
     if not systems:
         raise ConfigError("Experiment needs at least one system")
     if names is not None and len(names) != len(systems):
@@ -88,6 +101,7 @@ def Experiment(  # noqa: N802 - named like the class-style entry point researche
             k,
             name=None if names is None else names[i],
             depth=depth,
+            relevance_level=relevance_level,
             bootstrap=bootstrap,
             relevance=relevance,
             unknown_ids=unknown_ids,

@@ -34,6 +34,14 @@ def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benc
             "existing file or folder; give a name, a RedQA JSON file or a BEIR folder"
         )
     fmt = options.pop("format", "beir" if path.is_dir() else "redqa")
+    if fmt in group_options("corpus"):  # beir, redqa: the settings their configs hold
+        from omegaconf import OmegaConf
+
+        from harness.core.confs import check_settings
+        from harness.core.paths import conf_dir
+
+        valid = [str(k) for k in OmegaConf.load(conf_dir() / "corpus" / f"{fmt}.yaml")]
+        check_settings("corpus", fmt, options, valid)
     return load({"format": fmt, "path": str(path), **options})
 
 

@@ -33,19 +33,23 @@ def named_config(group: str, name: str, overrides: Mapping[str, Any] | None = No
         with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
             cfg = compose(config_name="config", overrides=[choice])
     base = cfg[group]
-    plugin = "_target_" in base.keys()  # a plug-in's own arguments are new keys
-    for key in overrides or {}:
-        if key not in base.keys() and not plugin:
+    if "_target_" not in base.keys():  # a plug-in's own arguments are new keys
+        check_settings(group, name, overrides or {}, [str(k) for k in base.keys()])
+    OmegaConf.set_struct(base, False)
+    node = OmegaConf.merge(base, OmegaConf.create(dict(overrides or {})))
+    return OmegaConf.to_container(node, resolve=True)
+
+
+def check_settings(group: str, name: str, given: Mapping[str, Any], valid: list[str]) -> None:
+    """Refuse a setting conf/<group>/<name>.yaml does not have, with a did-you-mean."""
+    for key in given:
+        if key not in valid:
             from harness.core.errors import ConfigError, did_you_mean
 
-            valid = [str(k) for k in base.keys()]
             raise ConfigError(
                 f"unknown {group} setting '{key}' for '{name}'{did_you_mean(str(key), valid)}; "
                 f"settings: {', '.join(valid)}"
             )
-    OmegaConf.set_struct(base, False)
-    node = OmegaConf.merge(base, OmegaConf.create(dict(overrides or {})))
-    return OmegaConf.to_container(node, resolve=True)
 
 
 @dataclass

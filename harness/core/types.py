@@ -116,6 +116,13 @@ class Benchmark:
     # vocab), for the next run scored on it; a changed copy (dataclasses.replace) starts empty
     derived: dict[str, object] = field(default_factory=dict, init=False, compare=False, repr=False)
 
+    def __repr__(self) -> str:  # the dataclass's would print the whole corpus
+        q, c = len(self.queries), len(self.corpus)
+        return (
+            f"Benchmark({self.name!r}, {q:,} quer{'y' if q == 1 else 'ies'}, {c:,} "
+            f"chunk{'s' * (c != 1)}, {self.checksum[:19]})"
+        )
+
     @property
     def one_chunk_groups(self) -> bool:
         """Whether every relevant chunk is a gold group of its own (BEIR's qrels: BEIR

@@ -94,17 +94,18 @@ def check_comparable(cells: Sequence[Evaluation]) -> None:
     for c in cells[1:]:
         if c.corpus != base.corpus:
             raise HarnessError(
-                f"cannot compare different benchmarks: {base.path} is '{base.corpus}', "
-                f"{c.path} is '{c.corpus}'"
+                f"cannot compare different benchmarks: {_named(base)} is '{base.corpus}', "
+                f"{_named(c)} is '{c.corpus}'"
             )
         if c.checksum != base.checksum:
             raise HarnessError(
-                f"benchmark checksums differ ({base.path}: {base.checksum[:19]}, {c.path}: "
+                f"benchmark checksums differ ({_named(base)}: {base.checksum[:19]}, {_named(c)}: "
                 f"{c.checksum[:19]}): the runs saw different data; rerun both on one version"
             )
         if set(c.query_ids) != set(base.query_ids):
             raise HarnessError(
-                f"query ids differ between {base.path} and {c.path}; rerun both on one version"
+                f"query ids differ between {_named(base)} and {_named(c)}; rerun both on one "
+                "version"
             )
 
 
@@ -160,7 +161,7 @@ def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) ->
         except ConfigError:
             keys, key = [], name
         if not keys:
-            missing = [str(c.path or c.name) for c in cells if key not in c.values]
+            missing = [_named(c) for c in cells if key not in c.values]
             said = f"'{name}'" if key == name else f"'{name}' ({key})"
             raise HarnessError(
                 f"metric {said} is not in {', '.join(missing) or 'every folder'}"

@@ -225,6 +225,7 @@ class Run:
                 f"{where}a run must be a harness.Run or a mapping {{query_id: {{chunk_id: "
                 f"score}}}}, got {type(given).__name__}"
             )
+        text = True  # every id a str, as a run file's and a DataFrame's are
         for qid, docs in () if checked else given.items():
             if isinstance(docs, Mapping):
                 pairs = docs.items()
@@ -243,6 +244,9 @@ class Run:
                     f"{where}run query '{qid}', chunk '{bad[0]}': score {bad[1]!r} is not a "
                     "finite number; give finite scores"
                 )
+            text = text and type(qid) is str and all(type(c) is str for c, _ in pairs)
+        if not text:
+            given = _as_text(given, where)
         if depth is None:
             depth = max((len(d) for d in given.values()), default=0) or 1
         return cls.from_scores(name or "run", given, depth)
@@ -297,6 +301,28 @@ class Run:
     def query_ids(self) -> list[str]:
         """Query ids present in the run, in insertion order."""
         return list(self._rankings)
+
+    def __repr__(self) -> str:
+        n = len(self)
+        return f"Run({self.name!r}, {n:,} quer{'y' if n == 1 else 'ies'}, depth {self.depth})"
+
+
+def _as_text(given: Mapping, where: str) -> dict[str, list[tuple[str, float]]]:
+    """A run's query and chunk ids as text ({1: {7: 0.5}} reads as the file 1 Q0 7 ... would);
+    two query ids with one text ('1' and 1) are refused, not merged."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    first: dict[str, object] = {}
+    for qid, docs in given.items():
+        pairs = docs.items() if isinstance(docs, Mapping) else docs
+        key = str(qid)
+        if key in out:
+            raise BenchmarkError(
+                f"{where}run query ids {first[key]!r} and {qid!r} are one id as text; give "
+                "each query once"
+            )
+        first[key] = qid
+        out[key] = [(str(c), v) for c, v in pairs]
+    return out
 
 
 def _finite(value: object) -> bool:

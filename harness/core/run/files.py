@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -136,6 +136,20 @@ def _codes(todo: Sequence[Any], vocab: Mapping[str, int], table) -> tuple[list, 
         for i, a, z in zip(plain, [0, *cuts], cuts):
             codes[i] = flat[a:z]
     return codes, given
+
+
+def check_queries(qids: Sequence[str], wanted: Collection[str], where: str) -> None:
+    """Refuse a run that holds nothing, or whose query ids are none of the benchmark's (a
+    run of another benchmark scores 0 everywhere: an error, not a note)."""
+    if not len(qids):
+        raise BenchmarkError(f"{where}the run holds no results; is it the right run?")
+    if not any(q in wanted for q in qids):
+        shown = ", ".join(map(repr, list(qids)[:5]))
+        raise BenchmarkError(
+            f"{where}none of its {len(qids)} query ids is in the benchmark (run has {shown}; "
+            f"benchmark has {', '.join(map(repr, sorted(wanted)[:5]))}); is it a run for "
+            f"another benchmark?"
+        )
 
 
 def extra_queries_note(count: int, examples) -> str:

@@ -1,0 +1,101 @@
+"""What a notebook user hands the API by mistake gets one clear error, not a silent 0."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import harness
+from harness.core.errors import BenchmarkError, ConfigError, HarnessError
+from harness.core.run import Run
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A BEIR folder whose query and document ids read as numbers."""
+    root = tmp_path_factory.mktemp("beir")
+    docs = {"1": "alpha beta", "2": "gamma", "3": "alpha gamma"}
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "text": t}) + "\n" for d, t in docs.items())
+    )
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in [("7", "alpha"), ("8", "x")])
+    )
+    (root / "qrels").mkdir()
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n7\t1\t1\n7\t3\t2\n8\t2\t1\n"
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def numeric(folder):
+    return harness.load_benchmark(folder)
+
+
+def test_a_run_of_another_benchmark_is_refused_not_scored_zero(numeric):
+    with pytest.raises(BenchmarkError, match=r"^evaluate\(\): none of its 2 query ids is in the "
+                       r"benchmark \(run has 'x1', 'x2'; benchmark has '7', '8'\)"):  # fmt: skip
+        harness.evaluate(numeric, {"x1": {"1": 1.0}, "x2": {"2": 1.0}}, metrics="nDCG@10")
+
+
+@pytest.mark.parametrize(
+    "empty", [{}, pd.DataFrame({"qid": [], "docno": [], "score": []})], ids=["dict", "frame"]
+)
+def test_an_empty_run_is_refused_as_an_empty_run_file_is(numeric, empty):
+    with pytest.raises(BenchmarkError, match="the run holds no results"):
+        harness.evaluate(numeric, empty, metrics="nDCG@10")
+
+
+def test_ids_given_as_numbers_score_as_the_same_ids_as_text(numeric):
+    as_text = {"7": {"3": 2.0, "2": 1.0}, "8": [("2", 0.5)]}
+    as_numbers = {7: {3: 2.0, 2: 1.0}, 8: [(2, 0.5)]}
+    want = harness.evaluate(numeric, as_text, metrics=["nDCG@10", "P@1"], bootstrap=0)
+    got = harness.evaluate(numeric, as_numbers, metrics=["nDCG@10", "P@1"], bootstrap=0)
+    assert got.run.to_dict() == want.run.to_dict() == {"7": {"3": 2.0, "2": 1.0}, "8": {"2": 0.5}}
+    assert got.means.equals(want.means)
+    assert want.means.loc["overall", "P@1"] == 1.0  # not the 0 of ids that never matched
+
+
+def test_two_query_ids_with_one_text_are_refused_not_merged():
+    with pytest.raises(BenchmarkError, match=r"run query ids 7 and '7' are one id as text"):
+        Run.of({7: {"a": 1.0}, "7": {"b": 2.0}})
+
+
+def test_reprs_are_one_short_line(numeric):
+    assert repr(numeric).startswith(f"Benchmark('{numeric.name}', 2 queries, 3 chunks, sha256:")
+    assert repr(Run.of({"7": {"1": 1.0}}, name="mine")) == "Run('mine', 1 query, depth 1)"
+    wiki = harness.load_benchmark("demo")
+    assert len(repr(wiki)) < 100
+
+
+def test_load_benchmark_by_path_refuses_a_setting_its_format_lacks(folder):
+    said = r"unknown corpus setting 'splitt' for 'beir' \(did you mean 'split'\?\); settings: "
+    with pytest.raises(ConfigError, match=said + "name, format, path, split, qrels$"):
+        harness.load_benchmark(folder, splitt="dev")
+    assert harness.load_benchmark(folder, split="test", name="n").name == "n"
+
+
+def test_experiment_wants_a_list_of_systems():
+    for one in ("bm25", {"q": {"d": 1.0}}):
+        with pytest.raises(ConfigError, match="^Experiment takes a list of systems"):
+            harness.Experiment(one, "demo")
+
+
+def test_experiment_passes_relevance_level_on(numeric):
+    run = {"7": {"1": 3.0, "3": 2.0}, "8": {"2": 1.0}}
+    table = harness.Experiment([run], numeric, metrics="P@1", relevance_level=2, baseline=None)
+    alone = harness.evaluate(numeric, run, metrics="P@1", relevance_level=2, bootstrap=0)
+    # at level 2 only doc 3 of query 7 is relevant, and query 8 has none (left out)
+    assert table.loc[0, "P(rel=2)@1"] == alone.means.loc["overall", "P(rel=2)@1"] == 0.0
+
+
+def test_compare_refuses_what_is_neither_a_folder_nor_a_result_and_names_unsaved_ones(numeric):
+    with pytest.raises(HarnessError, match="^compare takes result folders or Evaluations"):
+        harness.compare(1, 2)
+    a = harness.evaluate("demo", "bm25", bootstrap=0)
+    b = harness.evaluate(numeric, {"7": {"1": 1.0}}, metrics="nDCG@10", bootstrap=0)
+    with pytest.raises(HarnessError, match=r"different benchmarks: 'bm25' is 'demo', 'run' is"):
+        harness.compare(a, b)
