@@ -1,7 +1,7 @@
 """Bring your own run: score a ranking some other system wrote, as a TREC run or as JSON.
 
 TREC: one line per retrieved chunk, `qid Q0 docid rank score tag` (trec_eval reads the score,
-not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Query ids the benchmark does not
+not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Either may be gzipped. Query ids the benchmark does not
 know are reported and left out; chunk ids the corpus lacks are reported and stay in the ranked
 list (code -1), where `run.unknown_ids` decides how they are scored
 (harness.core.run.files.apply_unknown_ids); queries the run lacks score 0. A large TREC file is
@@ -26,6 +26,7 @@ from harness.core.run.files import (
     extra_queries_note,
     read_run,
     read_run_rows,
+    run_stem,
 )
 from harness.core.types import Chunk, Query
 
@@ -49,7 +50,7 @@ class RunFile:
         if format not in FORMATS:
             raise ConfigError(f"retriever.format is '{format}'; valid: {', '.join(FORMATS)}")
         self.format = format
-        self.name = name or re.sub(r"[^A-Za-z0-9._-]", "_", self.path.stem) or "run"
+        self.name = name or re.sub(r"[^A-Za-z0-9._-]", "_", run_stem(self.path)) or "run"
         self.notes: dict[str, Any] = {}
         self._corpus: dict[str, int] = {}
 

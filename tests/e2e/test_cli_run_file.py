@@ -1,5 +1,6 @@
 """End to end: score a stored run with retriever=run_file, and its bad inputs."""
 
+import gzip
 import json
 
 from tests.conftest import write_redqa
@@ -18,6 +19,12 @@ def test_run_trec_round_trip_gives_identical_metrics(tmp_path):
     b = json.loads((tmp_path / "results/demo/stored/metrics.json").read_text())
     assert a["results"] == b["results"]
     assert b["retriever"] == "stored" and b["run"]["retriever_notes"]["queries_in_run"] == 48
+    packed = tmp_path / "packed.trec.gz"
+    packed.write_bytes(gzip.compress(stored.read_bytes()))
+    res = harness("retriever=run_file", f"retriever.path={packed}", "metrics=all", cwd=tmp_path)
+    assert "demo · packed · 48 queries" in res.stdout and res.stderr == ""
+    c = json.loads((tmp_path / "results/demo/packed/metrics.json").read_text())
+    assert c["results"] == a["results"]
 
 
 def test_json_run_with_missing_query_and_unknown_chunk(tmp_path):

@@ -186,17 +186,18 @@ class Run:
     def from_trec(
         cls, path: str | Path, *, name: str | None = None, depth: int | None = None
     ) -> Run:
-        """A run read from a TREC run file (or a JSON run); the name defaults to the file's stem.
+        """A run read from a TREC run file (or a JSON run; either may be gzipped); the name
+        defaults to the file's stem.
         A large TREC file is read and ordered by compiled code (harness.core.run.store)."""
-        from harness.core.run.files import read_run, read_run_rows
+        from harness.core.run.files import read_run, read_run_rows, run_stem
 
         path = Path(path).expanduser()
         rows = read_run_rows(path)
         if rows is None:
-            return cls.from_dict(read_run(path), name=name or path.stem, depth=depth)
+            return cls.from_dict(read_run(path), name=name or run_stem(path), depth=depth)
         if depth is None:
             depth = int(rows.lengths().max(initial=0)) or 1
-        return cls.from_store(name or path.stem, rows.store(depth), depth)
+        return cls.from_store(name or run_stem(path), rows.store(depth), depth)
 
     @classmethod
     def of(

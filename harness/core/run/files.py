@@ -10,9 +10,11 @@ with file and line."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
+import zlib
 from collections.abc import Collection, Mapping, Sequence
 from itertools import repeat
 from pathlib import Path
@@ -178,13 +180,27 @@ def unknown_ids_note(found: Mapping[str, Any] | None) -> str | None:
     )
 
 
+GZIP = b"\x1f\x8b"
+
+
+def run_stem(path: Path) -> str:
+    """The name a run file gives its run: 'bm25' for bm25.trec and bm25.trec.gz."""
+    return Path(path.stem).stem if path.suffix.lower() == ".gz" else path.stem
+
+
 def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
     """qid -> {chunk id: score}, read and validated; errors name the file and line."""
     rows = read_run_rows(path, fmt)
     if rows is not None:
         return rows.to_dict()
+    data = path.read_bytes()
+    if data.startswith(GZIP):  # TREC's submissions come gzipped; ir_measures reads them too
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise BenchmarkError(f"{path}: a damaged gzip file ({exc}); gunzip -t it") from None
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte order mark is not part of an id
+        text = data.decode("utf-8-sig")  # a byte order mark is not part of an id
     except UnicodeDecodeError as exc:
         raise BenchmarkError(
             f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
@@ -216,7 +232,7 @@ def read_run_rows(path: Path, fmt: str = "auto"):
         return None
     with open(path, "rb") as f:
         head = f.read(1 << 16)
-    if head.startswith(b"\xef\xbb\xbf"):  # a byte order mark: the line-by-line reader drops it
+    if head.startswith((b"\xef\xbb\xbf", GZIP)):  # a byte order mark, gzip: read line by line
         return None
     if fmt == "auto":
         if path.suffix.lower() == ".json":

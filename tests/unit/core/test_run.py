@@ -2,6 +2,7 @@
 
 import pytest
 
+from harness.core.errors import BenchmarkError
 from harness.core.run import Run, canonical
 
 
@@ -43,6 +44,30 @@ def test_a_byte_order_mark_is_not_part_of_the_first_query_id(tmp_path, size):
     run = Run.from_trec(path)
     assert "q0" in run and not any(q.startswith("\ufeff") for q in run.query_ids())
     assert run["q0"].ids == ("c0",)
+
+
+@pytest.mark.parametrize("size", [3, 200_000])  # under and over the compiled reader's size
+def test_a_gzipped_run_reads_as_the_plain_file(tmp_path, size):
+    import gzip
+
+    text = "".join(f"q{i % 7} Q0 c{i} {i} {(i * 37) % 101 / 7} r\n" for i in range(size))
+    plain, packed = tmp_path / "run.trec", tmp_path / "run.trec.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    assert Run.from_trec(packed).to_dict() == Run.from_trec(plain).to_dict()
+    assert Run.from_trec(packed).name == "run"  # as run.trec's
+    json_run = tmp_path / "run.json.gz"
+    json_run.write_bytes(gzip.compress(b'{"q1": {"c1": 2.5}}'))
+    assert Run.from_trec(json_run).to_dict() == {"q1": {"c1": 2.5}}
+
+
+def test_a_damaged_gzip_run_is_one_error(tmp_path):
+    import gzip
+
+    path = tmp_path / "run.trec.gz"
+    path.write_bytes(gzip.compress(b"q1 Q0 c1 1 2.0 r\n" * 50)[:30])
+    with pytest.raises(BenchmarkError, match=r"run.trec.gz: a damaged gzip file .*; gunzip -t it"):
+        Run.from_trec(path)
 
 
 class _Retriever:
