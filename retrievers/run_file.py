@@ -1,11 +1,12 @@
 """Bring your own run: score a ranking some other system wrote, as a TREC run or as JSON.
 
 TREC: one line per retrieved chunk, `qid Q0 docid rank score tag` (trec_eval reads the score,
-not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Either may be gzipped. Query ids the benchmark does not
-know are reported and left out; chunk ids the corpus lacks are reported and stay in the ranked
-list (code -1), where `run.unknown_ids` decides how they are scored
-(harness.core.run.files.apply_unknown_ids); queries the run lacks score 0. A large TREC file is
-read, checked and ordered by compiled code (harness.core.run.store), with the same notes.
+not the rank). JSON: `{"qid": {"docid": score, ...}, ...}`. Either may be gzipped. Query ids
+the benchmark does not know are reported and left out (a file with none it knows is refused);
+chunk ids the corpus lacks are reported and stay in the ranked list (code -1), where
+`run.unknown_ids` decides how they are scored (harness.core.run.files.apply_unknown_ids);
+queries the run lacks score 0. A large TREC file is read, checked and ordered by compiled code
+(harness.core.run.store), with the same notes.
 """
 
 from __future__ import annotations

@@ -115,7 +115,10 @@ def qrels_source(folder: Path | None, split: str, qrels: Any) -> tuple[str, str,
     return str(path), f"qrels/{path.name}", path.read_bytes()
 
 
-_QRELS_LAYOUTS = {3: "'query-id corpus-id score' (BEIR)", 4: "'qid iter docid rel' (TREC qrels)"}
+_QRELS_LAYOUTS = {
+    3: "'query-id corpus-id score' (BEIR, tab-separated)",
+    4: "'qid iter docid rel' (TREC qrels)",
+}
 
 
 def qrels_rows(path: str | Path, raw: bytes) -> Iterator[tuple[int, str, str, str]]:
@@ -135,6 +138,12 @@ def qrels_rows(path: str | Path, raw: bytes) -> Iterator[tuple[int, str, str, st
         beir = len(tabs) == 3 and (width == 3 or (not width and len(spaces) != 4))
         parts = tabs if beir else spaces
         width = width or len(parts)
+        if width == 3 and not beir and len(parts) == 3:
+            raise BenchmarkError(
+                f"{path}:{line_no}: {line!r} has 3 fields apart by spaces; BEIR's qrels are "
+                f"tab-separated (query-id, corpus-id, score) and TREC's have 4 (qid iter docid "
+                f"rel): use tabs, or add the iteration column"
+            )
         if len(parts) != width or width not in _QRELS_LAYOUTS or (width == 3) != beir:
             layout = (
                 " or ".join(_QRELS_LAYOUTS.values())

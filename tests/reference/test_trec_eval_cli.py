@@ -219,7 +219,7 @@ def test_the_command_prints_what_trec_eval_prints(tmp_path):
         (["qrels.txt", "nope.trec"], "run file not found"),
         (["dup.txt", "run.trec"], "dup.txt:3: q1 d1 is judged twice"),
         (["short.txt", "run.trec"], "short.txt:2: expected 'qid iter docid rel' (TREC qrels)"),
-        (["three.txt", "run.trec"], "three.txt:1: expected 'query-id corpus-id score' (BEIR)"),
+        (["three.txt", "run.trec"], "three.txt:1: 'q1 d1 1' has 3 fields apart by spaces; BEIR"),
         (["-x", "qrels.txt", "run.trec"], "unrecognized arguments: -x"),
     ],
 )

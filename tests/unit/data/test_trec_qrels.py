@@ -74,7 +74,8 @@ def test_a_qrels_dataframe_reads_as_the_file(tmp_path, want, columns):
     "text,message",
     [
         (TREC + "q2 d3 1\n", r"test.txt:5: expected 'qid iter docid rel' \(TREC qrels\), the lay"),
-        ("q1 0 d1 1 extra\n", r"test.txt:1: expected 'query-id corpus-id score' \(BEIR\) or"),
+        ("q1 0 d1 1 extra\n", r"test.txt:1: expected 'query-id corpus-id score' \(BEIR, tab-"),
+        ("q1 d1 1\n", r"test.txt:1: 'q1 d1 1' has 3 fields apart by spaces; BEIR's qrels are tab"),
     ],
 )
 def test_a_line_of_another_layout_is_one_error(tmp_path, text, message):
