@@ -32,6 +32,7 @@ from harness.core.run.files import (
 from harness.core.types import Chunk, Query
 
 _EXAMPLES = 5
+KEY = "retriever.path"  # the setting that names the file, for a missing one
 
 
 def _examples(items: Iterable[str]) -> list[str]:
@@ -62,12 +63,12 @@ class RunFile:
         """The file's rankings of `queries`, cut at `depth` (None: the longest list, so
         nothing is cut, as trec_eval reads a run)."""
         wanted = {q.query_id for q in queries}
-        rows = read_run_rows(self.path, self.format)
+        rows = read_run_rows(self.path, self.format, KEY)
         if rows is not None:
             if depth is None:
                 depth = max(1, int(rows.lengths().max(initial=0)))
             return self._search_rows(rows, wanted, depth)
-        scores = read_run(self.path, self.format)
+        scores = read_run(self.path, self.format, KEY)
         if depth is None:
             depth = max(1, max(map(len, scores.values()), default=0))
         unknown_q = [q for q in scores if q not in wanted]

@@ -188,9 +188,10 @@ def run_stem(path: Path) -> str:
     return Path(path.stem).stem if path.suffix.lower() == ".gz" else path.stem
 
 
-def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
-    """qid -> {chunk id: score}, read and validated; errors name the file and line."""
-    rows = read_run_rows(path, fmt)
+def read_run(path: Path, fmt: str = "auto", key: str = "") -> dict[str, dict[str, float]]:
+    """qid -> {chunk id: score}, read and validated; errors name the file and line (and the
+    config `key` that named a missing file)."""
+    rows = read_run_rows(path, fmt, key)
     if rows is not None:
         return rows.to_dict()
     data = path.read_bytes()
@@ -214,20 +215,21 @@ def read_run(path: Path, fmt: str = "auto") -> dict[str, dict[str, float]]:
     return scores
 
 
-def _check(path: Path, fmt: str) -> None:
+def _check(path: Path, fmt: str, key: str) -> None:
     if fmt not in FORMATS:
         raise ConfigError(f"retriever.format is '{fmt}'; valid: {', '.join(FORMATS)}")
     if not path.is_file():
-        raise BenchmarkError(f"{missing(path, 'run file')} (from retriever.path); check the path")
+        said = f" (from {key})" if key else ""
+        raise BenchmarkError(f"{missing(path, 'run file')}{said}; check the path")
 
 
-def read_run_rows(path: Path, fmt: str = "auto"):
+def read_run_rows(path: Path, fmt: str = "auto", key: str = ""):
     """A large TREC run read by the compiled parser and put in canonical order (a
     harness.core.run.store.Rows), or None: a small file, a JSON run, or one the parser leaves
     to the line-by-line reader (read_run), which then gives the result or the exact error."""
     from harness.core.run import store as runstore
 
-    _check(path, fmt)
+    _check(path, fmt, key)
     if fmt == "json" or not runstore.compiled_from(path.stat().st_size, runstore.FAST_BYTES):
         return None
     with open(path, "rb") as f:
