@@ -11,6 +11,7 @@ queries the run lacks score 0. A large TREC file is read, checked and ordered by
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections.abc import Iterable, Mapping
@@ -24,6 +25,7 @@ from harness.core.run import Run
 from harness.core.run.files import (
     FORMATS,
     check_queries,
+    check_run_file,
     extra_queries_note,
     read_run,
     read_run_rows,
@@ -39,11 +41,38 @@ def _examples(items: Iterable[str]) -> list[str]:
     return list(itertools.islice(items, _EXAMPLES))
 
 
+def pinned(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A run_file config with `sha256` set to its file's checksum: a cell is its file's
+    content, not its path (an edited file is another cell; the same file by another path is
+    the same cell). A checksum given in the config must match the file."""
+    cfg = dict(cfg)
+    if not cfg.get("path") or cfg["path"] == "???":
+        return cfg  # RunFile says what is missing
+    path = Path(str(cfg["path"])).expanduser()
+    check_run_file(path, cfg.get("format", "auto"), KEY)
+    with open(path, "rb") as f:
+        digest = "sha256:" + hashlib.file_digest(f, "sha256").hexdigest()
+    given = cfg.get("sha256")
+    if given not in (None, digest):
+        raise BenchmarkError(
+            f"{path}: its checksum is {digest}, but retriever.sha256 pins {given}; is it the "
+            "right file?"
+        )
+    cfg["sha256"] = digest
+    return cfg
+
+
 class RunFile:
     """A retriever that replays a stored run; `notes` reports what did not match the benchmark
     (over the whole file: chunk ids past retrieval.depth are counted too)."""
 
-    def __init__(self, path: str | None = None, format: str = "auto", name: str | None = None):
+    def __init__(
+        self,
+        path: str | None = None,
+        format: str = "auto",
+        name: str | None = None,
+        sha256: str | None = None,  # the file's checksum, checked and recorded by `pinned`
+    ):
         if not path:
             raise ConfigError(
                 "retriever=run_file needs retriever.path=FILE (a TREC run or a JSON run)"

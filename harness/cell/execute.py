@@ -354,7 +354,24 @@ def _identities(stored: Evaluation, plan: CellPlan) -> tuple[dict[str, Any], dic
     """(this run's identity, the stored cell's), both as JSON values."""
     mine = json.loads(to_json(identity(plan.retriever, plan.depth)))
     config = stored.config
-    return mine, identity(config["retriever"], config["retrieval"]["depth"])
+    retriever = config["retriever"]
+    if retriever.get("type") == "run_file" and not retriever.get("sha256"):
+        # written before run files were identified by their checksum (migrate: recomputed);
+        # it stands for this run's file when it names the same one
+        if _same_file(retriever.get("path"), plan.retriever.get("path")):
+            retriever = {**retriever, "sha256": plan.retriever.get("sha256")}
+    return mine, identity(retriever, config["retrieval"]["depth"])
+
+
+def _unpinned(ident: Mapping[str, Any]) -> dict[str, Any]:
+    return {**ident, "retriever": {**ident["retriever"], "sha256": None}}
+
+
+def _same_file(a: Any, b: Any) -> bool:
+    try:
+        return Path(str(a)).expanduser().samefile(Path(str(b)).expanduser())
+    except OSError:
+        return False
 
 
 def _union(stored: Evaluation, plan: CellPlan) -> list:
@@ -387,6 +404,13 @@ def _against_stored(stored: Evaluation, plan: CellPlan, bench, doc, strata_path,
     cell_dir = stored.path
     mine, theirs = _identities(stored, plan)
     if mine != theirs:
+        if not plan.force and _unpinned(mine) == _unpinned(theirs):
+            raise HarnessError(
+                f"{cell_dir} holds a cell of another version of this run file (checksum "
+                f"{str(theirs['retriever']['sha256'])[:19]}… there, "
+                f"{str(mine['retriever']['sha256'])[:19]}… here): give this one its own "
+                "retriever.name, or add force=true to replace that cell"
+            )
         if not plan.force:
             raise HarnessError(
                 f"{cell_dir} holds a cell of another retriever config "
@@ -395,10 +419,14 @@ def _against_stored(stored: Evaluation, plan: CellPlan, bench, doc, strata_path,
             )
         return f"{cell_dir} held another retriever config; replaced (force=true)"
     if stored.checksum != bench.checksum:
-        return (
-            f"{cell_dir} was computed on other data (checksum {stored.checksum[:19]}…); "
-            "recomputed on the current data"
-        )
+        if not plan.force:
+            raise HarnessError(
+                f"{cell_dir} holds a cell computed on other data (checksum "
+                f"{stored.checksum[:19]}…, this data {bench.checksum[:19]}…): the data changed, "
+                f"or two benchmarks share the name '{bench.name}'; give this one its own "
+                f"corpus.name, or add force=true to replace that cell"
+            )
+        return f"{cell_dir} was computed on other data; replaced (force=true)"
     if plan.force:
         return ""
     if stored.earlier:

@@ -28,6 +28,8 @@ RUNTIME_KEYS = frozenset(
         "max_total_s",
     }
 )
+# never in a variant's name: the name itself, and a run file's checksum (its path names it)
+_UNNAMED = RUNTIME_KEYS | {"name", "sha256"}
 _MAX_LABEL = 48  # longer `[key=value,...]` lists become a hash
 MANDATORY = "???"  # OmegaConf's value for a setting the user must give
 _PLAIN_VALUE = re.compile(r"^[A-Za-z0-9._+-]{1,24}$")
@@ -37,6 +39,8 @@ def identity(retriever: Mapping[str, Any], depth: int) -> dict[str, Any]:
     """What a cell's ranked list depends on besides the data: the retriever config without
     its runtime keys, and the depth."""
     kept = {k: v for k, v in retriever.items() if k not in RUNTIME_KEYS}
+    if kept.get("sha256"):  # a run file's content stands for it, wherever it lies
+        kept.pop("path", None)
     return {"retriever": kept, "depth": depth}
 
 
@@ -49,7 +53,7 @@ def variant(
     if base is not None:
         mine, theirs = _flat(retriever), _flat(base)
         for key in sorted(set(mine) | set(theirs)):
-            if key.split(".")[0] in RUNTIME_KEYS | {"name"} or theirs.get(key) == MANDATORY:
+            if key.split(".")[0] in _UNNAMED or theirs.get(key) == MANDATORY:
                 continue  # a mandatory setting (run_file's path, a plug-in's class) is named
             if mine.get(key, _ABSENT) != theirs.get(key, _ABSENT):
                 out[key] = mine.get(key, None)

@@ -55,6 +55,10 @@ class CellPlan:
         for section in SECTIONS:  # the schema's empty default: a cell without it
             if config.get(section.key) is None:
                 config.pop(section.key, None)
+        if config["retriever"].get("type") == "run_file" and "_target_" not in config["retriever"]:
+            from retrievers.run_file import pinned
+
+            config["retriever"] = pinned(config["retriever"])
         depth = config["retrieval"]["depth"]
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
             raise ConfigError(f"retrieval.depth must be a positive integer, got {depth!r}")

@@ -281,10 +281,15 @@ def migrate(doc: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     what it has (tie ranges absent, diagnostics empty, no semantic block).
     metrics/2 -> metrics/3: metric names as ir_measures prints them ('ndcg_cut@10' is
     'nDCG@10', 'map' is 'AP') and the group metrics as group_ndcg / group_mrr (they were
-    'ndcg@K' / 'mrr@K'); the values are the same (docs/metrics.md#names)."""
+    'ndcg@K' / 'mrr@K'); the values are the same (docs/metrics.md#names).
+    Any schema: a run_file cell written before run files were identified by their checksum
+    lacks `retriever.sha256`."""
+    written = doc["schema"].split("/", 1)[1]  # "metrics/1"
+    retriever = (doc.get("config") or {}).get("retriever") or {}
+    unpinned = retriever.get("type") == "run_file" and not retriever.get("sha256")
+    lacks = ["run file checksum"] if unpinned else []
     if doc["schema"] == SCHEMA:
-        return doc, None
-    lacks = []
+        return doc, (f"{written}: no {lacks[0]}" if lacks else None)
     if doc["schema"] == EARLIER[0]:
         doc = dict(doc)
         doc.pop("timings_file", None)
@@ -303,8 +308,7 @@ def migrate(doc: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
             lacks.append("the every-cluster coverage")
             doc["semantic"] = None
     doc = dict(_renamed(doc, _earlier_names(doc)), schema=SCHEMA)
-    schema = EARLIER[0].split("/", 1)[1]  # "metrics/1"
-    return doc, (f"{schema}: no {', no '.join(lacks)}" if lacks else None)
+    return doc, (f"{written}: no {', no '.join(lacks)}" if lacks else None)
 
 
 # the semantic block's numeric parts, in the order read_metrics checks them

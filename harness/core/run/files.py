@@ -215,7 +215,8 @@ def read_run(path: Path, fmt: str = "auto", key: str = "") -> dict[str, dict[str
     return scores
 
 
-def _check(path: Path, fmt: str, key: str) -> None:
+def check_run_file(path: Path, fmt: str, key: str = "") -> None:
+    """Refuse an unknown format and a missing run file (naming the config `key`, if any)."""
     if fmt not in FORMATS:
         raise ConfigError(f"retriever.format is '{fmt}'; valid: {', '.join(FORMATS)}")
     if not path.is_file():
@@ -229,7 +230,7 @@ def read_run_rows(path: Path, fmt: str = "auto", key: str = ""):
     to the line-by-line reader (read_run), which then gives the result or the exact error."""
     from harness.core.run import store as runstore
 
-    _check(path, fmt, key)
+    check_run_file(path, fmt, key)
     if fmt == "json" or not runstore.compiled_from(path.stat().st_size, runstore.FAST_BYTES):
         return None
     with open(path, "rb") as f:
