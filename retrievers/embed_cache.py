@@ -11,10 +11,17 @@ shard whose bytes or shape disagree with its sidecar is reported and encoded aga
 Sharded encoding (`python -m harness.encode shard=i/n`, one job per slice): slice i of n is
 a contiguous run of these cache shards (`slice_shards`), so jobs write disjoint files, and
 any slicing fills exactly the files an unsliced run writes.
+
+Runs that need the same shards at the same time (the cells of a sweep that share an encoder)
+share the work: a run encodes a shard only while it holds that shard's claim, a POSIX record
+lock on byte i of the folder's `claims` file; a shard another run holds is left for last and
+then read from the cache once that run lets go. The kernel (or the NFS lock manager) drops the
+locks of a run that dies, so a crash never leaves a shard claimed: no stale-claim rule.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -97,6 +104,7 @@ class EmbeddingCache:
         self.n = len(texts)
         self.shard_size = shard_size
         self.n_shards = max(1, -(-self.n // shard_size)) if self.n else 0
+        self._claims: int | None = None  # the `claims` file's descriptor, opened on first use
 
     def _paths(self, i: int) -> tuple[Path, Path]:
         return self.dir / f"{i:06d}.npy", self.dir / f"{i:06d}.json"
@@ -136,6 +144,38 @@ class EmbeddingCache:
 
     def save_shard(self, i: int, arr: np.ndarray) -> None:
         self._writing(lambda: self._save_shard(i, arr))
+
+    def claim(self, i: int, *, wait: bool) -> bool:
+        """Take shard i's claim (a record lock on byte i of `claims`); without `wait`, False
+        when another run holds it. Where the file system has no locks, every claim is
+        granted (each run then encodes what it lacks, as without claims)."""
+        import fcntl
+
+        if self._claims is None:
+
+            def open_claims() -> None:
+                self._claims = os.open(self.dir / "claims", os.O_RDWR | os.O_CREAT, 0o644)
+
+            self._writing(open_claims)
+        try:
+            fcntl.lockf(self._claims, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB), 1, i)
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EAGAIN):
+                return False
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+        return True
+
+    def release(self, i: int) -> None:
+        """Let go of shard i's claim."""
+        import fcntl
+
+        fcntl.lockf(self._claims, fcntl.LOCK_UN, 1, i)
+
+    def close(self) -> None:
+        if self._claims is not None:
+            os.close(self._claims)  # drops every claim this run still holds
+            self._claims = None
 
     def prepare(self) -> None:
         """Create the cache folder before the first shard is encoded: a folder that cannot
@@ -237,7 +277,8 @@ def _fill(
     label: str,
     progress: bool,
 ) -> tuple[list[np.ndarray], dict[str, int]]:
-    """The embeddings of cache shards `shards`, loaded or encoded and saved."""
+    """The embeddings of cache shards `shards`, loaded or encoded and saved. A shard another
+    run is encoding (its claim held) is left for last, then read once that run lets go."""
     parts: list[np.ndarray | None] = [cache.load_shard(i) for i in shards]
     todo = [i for i, p in zip(shards, parts) if p is None]
     dims = {p.shape[1] for p in parts if p is not None}
@@ -254,19 +295,46 @@ def _fill(
     remaining = sum(cache.rows(i)[1] - cache.rows(i)[0] for i in todo)
     if todo:
         cache.prepare()
-    with Progress(remaining, label, "text", enabled=progress and bool(todo)) as bar:
-        for i in todo:
-            start, stop = cache.rows(i)
-            arr = encode(texts[start:stop])
-            if dims and arr.shape[1] not in dims:
-                raise HarnessError(
-                    f"{label}: fresh embeddings have dimension {arr.shape[1]} but the cached "
-                    f"ones in {cache.dir} have {dims.pop()}: the model changed under the same "
-                    f"id and revision; delete that folder or run with cache=false"
+    encoded = 0
+    held: list[int] = []  # shards another run was encoding when their turn came
+
+    def one(i: int, bar: Progress) -> None:
+        nonlocal encoded
+        try:
+            arr = cache.load_shard(i)  # another run may have saved it meanwhile
+            if arr is None:
+                start, stop = cache.rows(i)
+                arr = encode(texts[start:stop])
+                if dims and arr.shape[1] not in dims:
+                    raise HarnessError(
+                        f"{label}: fresh embeddings have dimension {arr.shape[1]} but the "
+                        f"cached ones in {cache.dir} have {dims.pop()}: the model changed under "
+                        f"the same id and revision; delete that folder or run with cache=false"
+                    )
+                cache.save_shard(i, arr)
+                encoded += 1
+                checkpoint("encode")  # reliability tests: a kill here must cost only this run
+        finally:
+            cache.release(i)
+        dims.add(arr.shape[1])
+        parts[i - shards.start] = arr
+        bar.update(arr.shape[0])
+
+    try:
+        with Progress(remaining, label, "text", enabled=progress and bool(todo)) as bar:
+            for i in todo:
+                if cache.claim(i, wait=False):
+                    one(i, bar)
+                else:
+                    held.append(i)
+            if held:
+                log.info(
+                    f"{label}: waiting for {len(held)} shard{'s' * (len(held) > 1)} another run "
+                    f"is encoding into {cache.dir}"
                 )
-            dims.add(arr.shape[1])
-            cache.save_shard(i, arr)
-            checkpoint("encode")  # reliability tests: a kill here must cost only this run
-            parts[i - shards.start] = arr
-            bar.update(stop - start)
-    return parts, {"cached": len(shards) - len(todo), "encoded": len(todo)}
+            for i in held:  # nothing else left to do: wait for each in turn
+                cache.claim(i, wait=True)
+                one(i, bar)
+    finally:
+        cache.close()
+    return parts, {"cached": len(shards) - encoded, "encoded": encoded}

@@ -54,7 +54,7 @@ def test_two_shards_fill_the_cache_of_one_run_and_the_cell_reads_it(tmp_path):
     alone = harness(*ARGS, cwd=plain, env=_env(plain))
     assert "corpus 8 shards encoded and saved; queries 3 shards encoded and saved" in alone.stderr
     cache = _files(sharded / "cache")
-    assert len(cache) == (1 + 2 * 8) + (1 + 2 * 3)  # corpus, queries: meta.json, .npy + .json
+    assert len(cache) == (2 + 2 * 8) + (2 + 2 * 3)  # corpus, queries: meta.json, claims, .npy+.json
     assert cache == _files(plain / "cache")
     for name in CELL_FILES:
         a = (sharded / "results" / "demo" / "minilm" / name).read_bytes()

@@ -57,7 +57,8 @@ def test_second_run_reuses_every_shard(tmp_path):
     assert np.array_equal(a, b) and a.dtype == np.float32 and a.shape == (10, 3)
     files = sorted(p.name for p in next(tmp_path.glob("*/*")).iterdir())
     assert files == ["000000.json", "000000.npy", "000001.json", "000001.npy", "000002.json",
-                     "000002.npy", "meta.json"]  # fmt: skip
+                     "000002.npy", "claims", "meta.json"]  # fmt: skip
+    assert (next(tmp_path.glob("*/*")) / "claims").stat().st_size == 0  # locks only
     meta = json.loads(next(tmp_path.glob("*/*/meta.json")).read_text())
     assert meta["identity"] == ID and meta["n_texts"] == 10
 
