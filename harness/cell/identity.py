@@ -52,6 +52,9 @@ def variant(
     out: dict[str, Any] = {}
     if base is not None:
         mine, theirs = _flat(retriever), _flat(base)
+        for key in [k for k, v in theirs.items() if v == {}]:  # an empty mapping filled in
+            if any(m.startswith(f"{key}.") for m in mine):  # ({} -> weights.bm25=0.3)
+                del theirs[key]
         for key in sorted(set(mine) | set(theirs)):
             if key.split(".")[0] in _UNNAMED or theirs.get(key) == MANDATORY:
                 continue  # a mandatory setting (run_file's path, a plug-in's class) is named

@@ -174,10 +174,12 @@ def _check_key(cfg: DictConfig, dotted: str) -> None:
             valid = list(node.keys()) if isinstance(node, DictConfig) else []
             # only a plug-in's section takes keys of its own (its class's arguments)
             plugin = "_target_" in valid or "target" in valid
+            empty = isinstance(node, DictConfig) and not valid and walked  # a mapping to fill
             raise ConfigError(
                 f"unknown config key '{dotted}'{did_you_mean(part, valid)}; "
                 f"keys under {where or 'the top level'}: {', '.join(map(str, valid)) or 'none'}"
                 + (f"; use +{dotted}=... to pass a new argument to the plug-in" if plugin else "")
+                + (f"; {where} starts empty: add a key with +{dotted}=..." if empty else "")
             )
         node = node._get_node(part)  # the node itself: reading a ??? value would raise
         walked.append(part)

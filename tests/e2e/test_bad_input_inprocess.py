@@ -121,6 +121,12 @@ CASES = [
     R("device-value", "device=tpu", expect="unknown device 'tpu'"),
     Case("unknown-verb", "harness", ("runn",), "unknown command 'runn' (did you mean 'run'?)"),
     R("closed-section-key", "relevance.nope=1", expect="unknown config key 'relevance.nope'"),
+    R(
+        "empty-mapping-key",
+        "retriever=hybrid-bm25-minilm",
+        "retriever.weights.bm25=0.3",
+        expect="retriever.weights starts empty: add a key with +retriever.weights.bm25=...",
+    ),
     R("added-closed-key", "+relevance.nope=1", expect="relevance.nope is not a setting"),
     R("grade-negative", "relevance.grades.RELATED=-1", expect="relevance.grades.RELATED"),
     R("grades-not-a-map", "relevance.grades=5", expect="relevance.grades"),

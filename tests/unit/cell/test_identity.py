@@ -26,6 +26,22 @@ def test_nested_and_added_keys_are_dotted():
     assert cell_name(mine, base, 100)[0] == "m[extra=true,search.index=hnsw]"
 
 
+def test_an_empty_mapping_filled_in_names_its_keys_only():
+    base = {"name": "h", "fusion": "rrf", "weights": {}}
+    mine = {"name": "h", "fusion": "rrf", "weights": {"bm25": 0.3}}
+    assert cell_name(mine, base, 100) == ("h[weights.bm25=0.3]", {"weights.bm25": 0.3})
+    assert cell_name(dict(base), base, 100)[0] == "h"
+
+
+def test_a_run_file_is_named_by_its_path_and_identified_by_its_content():
+    base = {"name": None, "type": "run_file", "path": "???", "format": "auto", "sha256": None}
+    mine = {**base, "name": "mine", "path": "a/mine.trec", "sha256": "sha256:ab"}
+    assert cell_name(mine, base, 100) == ("mine", {})
+    moved = {**mine, "path": "/elsewhere/mine.trec"}
+    assert identity(moved, 100) == identity(mine, 100)
+    assert identity({**mine, "sha256": "sha256:cd"}, 100) != identity(mine, 100)
+
+
 def test_awkward_or_long_variants_become_a_hash():
     mine = {**BM25, "tokenizer": "a b/c"}
     name, _ = cell_name(mine, BM25, 100)
