@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from harness.core.errors import ConfigError, HarnessError, said, unknown_name
+from harness.core.errors import ConfigError, HarnessError, did_you_mean, said, unknown_name
 from retrievers.base import Retriever, accepts, check_retriever, is_encoder
 
 
@@ -60,6 +60,14 @@ def build_retriever(cfg: Mapping[str, Any], runtime: Mapping[str, Any] | None = 
         if kind == "hybrid":
             params["parts"] = _parts(params, runtime)
         made = getattr(importlib.import_module(module), name)
+        extra = [k for k in params if not accepts(made, k, unknown=True)]
+        if extra:  # a key added with '+' that this retriever type does not take
+            valid = [k for k in inspect.signature(made).parameters if k not in runtime]
+            raise ConfigError(
+                f"retriever '{cfg.get('name')}'{'' if kind == cfg.get('name') else f' ({kind})'} "
+                f"has no setting '{extra[0]}'"
+                f"{did_you_mean(extra[0], valid)}; its settings: {', '.join(valid)}"
+            )
         retriever = made(**params, **(runtime if kind == "dense" else {}))
     except TypeError as exc:
         raise ConfigError(f"retriever '{cfg.get('name')}': {exc}") from None

@@ -24,12 +24,13 @@ def launch(
     did-you-mean); any other flag that is not Hydra's is one error line."""
     import hydra
 
-    from harness.cli.hydra_conf import check_flags, check_overrides, register
+    from harness.cli.hydra_conf import check_added, check_flags, check_overrides, register
     from harness.core.paths import conf_dir
 
     own = {"--force": "force=true", **(flags or {})}
     guarded(check_flags, argv, [*own, *handled])
     argv = [own.get(a, a) for a in argv]
+    guarded(check_added, argv)
 
     from harness.cli import sweep
 

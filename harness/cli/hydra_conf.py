@@ -157,6 +157,41 @@ def _check_combo(groups: list[str], others: list, *, sweep: bool) -> None:
     raise ConfigError(failure + where)
 
 
+def check_added(argv: Sequence[str]) -> None:
+    """'+key=value' adds keys to a plug-in's section or a mapping that starts empty, never to
+    the schema's own settings: '+retrieval.dept=5' would run at depth 100 and record the
+    typo. Read from the arguments themselves, before anything is composed."""
+    for arg in argv:
+        if arg.startswith("+") and "=" in arg:
+            key = arg.lstrip("+").split("=", 1)[0]
+            if "@" not in key and "/" not in key and key not in GROUPS:
+                _check_schema_key(key)
+
+
+def _check_schema_key(dotted: str) -> None:
+    from dataclasses import MISSING, fields, is_dataclass
+
+    from harness.core.confs import HarnessConf
+
+    top, _, rest = dotted.partition(".")
+    schema = {f.name: f for f in fields(HarnessConf)}
+    if top not in schema:
+        valid = list(schema)
+        raise ConfigError(
+            f"unknown config key '{dotted}'{did_you_mean(top, valid)}; keys under the top "
+            f"level: {', '.join(valid)}"
+        )
+    factory = schema[top].default_factory
+    section = factory() if rest and factory is not MISSING else None  # a schema section
+    if is_dataclass(section):
+        key, valid = rest.split(".")[0], [f.name for f in fields(section)]
+        if key not in valid:
+            raise ConfigError(
+                f"unknown config key '{dotted}'{did_you_mean(key, valid)}; keys under {top}: "
+                f"{', '.join(valid)}"
+            )
+
+
 def _check_key(cfg: DictConfig, dotted: str) -> None:
     node: Any = cfg
     walked: list[str] = []
