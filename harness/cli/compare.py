@@ -106,11 +106,31 @@ def _main(argv: Sequence[str] | None) -> int:
     report = render(cells, metrics, rows, opts)
     if args.out:
         try:
-            write_text_atomic(args.out, report)
+            _write_report(args.out, report)
         except OSError as exc:
             raise HarnessError(f"cannot write {args.out} ({exc.strerror})") from None
     print(report, end="")
     return 1 if regressions(rows) else 0
+
+
+_OURS = ("# Retrieval comparison: ", "# Win rate of ")  # how the reports compare writes start
+
+
+def _write_report(out: str, report: str) -> None:
+    """Write --out, replacing only a report compare wrote (its first line says so)."""
+    path = Path(out)
+    if path.exists() or path.is_symlink():
+        try:
+            with open(path, encoding="utf-8") as f:
+                first = f.readline()
+        except (OSError, UnicodeDecodeError):
+            first = ""
+        if path.is_symlink() or not first.startswith(_OURS):
+            raise HarnessError(
+                f"--out {out} exists and is not a report compare wrote; give another --out, "
+                "or move that file away"
+            )
+    write_text_atomic(path, report)
 
 
 def _winrate(cells, opts: Options, args: argparse.Namespace) -> int:
@@ -129,7 +149,7 @@ def _winrate(cells, opts: Options, args: argparse.Namespace) -> int:
     plot = args.plot or a.path.parent / f"winrate_{a.path.name}_vs_{b.path.name}.png"
     try:
         if args.out:
-            write_text_atomic(args.out, report)
+            _write_report(args.out, report)
         files = winrate.plot(result, names, a.corpus, plot)
     except OSError as exc:
         raise HarnessError(f"cannot write {exc.filename} ({exc.strerror})") from None

@@ -624,6 +624,15 @@ CASES = [
     C("permutations-negative", A_CELL, B_CELL, "--permutations", "-1", expect="--permutations"),
     C("bootstrap-negative", A_CELL, B_CELL, "--bootstrap", "-1", expect="--bootstrap"),
     C("bootstrap-one", A_CELL, B_CELL, "--bootstrap", "1", expect="--bootstrap is 1: a 95%"),
+    C(
+        "out-not-ours",
+        A_CELL,
+        B_CELL,
+        "--out",
+        "notes.md",
+        files={"notes.md": "my notes\n"},
+        expect="--out notes.md exists and is not a report compare wrote",
+    ),
     C("min-queries-zero", A_CELL, B_CELL, "--min-queries", "0", expect="--min-queries"),
     C("unknown-flag", A_CELL, B_CELL, "--nope", expect="unrecognized arguments: --nope"),
     C("file-not-folder", A_CELL, "x.txt", expect="x.txt", files={"x.txt": "x"}),
@@ -656,6 +665,7 @@ CASES = [
     ),  # fmt: skip
     # ---- harness leaderboard
     L("k-zero", "--k", "0", expect="--k must be a positive integer, got 0"),
+    L("k-not-held", "--k", "20", expect="--k 20: no cell holds a metric at K=20 (their cutoffs"),
     L("alpha-two", "--alpha", "2", expect="--alpha"),
     L("corpus-unknown", "--corpus", "nope", expect="nope"),
     L("out-inside-results", "--out", "results/lb", expect="results"),

@@ -26,6 +26,25 @@ TABLES = (
 DEMO = "demo"
 
 
+def _check_k(board, corpora: list[str], k: int) -> None:
+    """Refuse a cutoff no cell holds: every table would be '-' (and the plots of an earlier
+    leaderboard would be replaced by none)."""
+    held = {
+        int(name.rsplit("@", 1)[1])
+        for c in corpora
+        for cell in board.cells[c].values()
+        for name in cell.values
+        if "@" in name and name.rsplit("@", 1)[1].isdigit()
+    }
+    if held and k not in held:
+        raise HarnessError(
+            f"--k {k}: no cell holds a metric at K={k} (their cutoffs: "
+            f"{', '.join(map(str, sorted(held)))}); choose one of those, or rerun the cells "
+            f"with metrics.k=[{','.join(map(str, sorted(held | {k})))}] (their stored runs are "
+            "rescored, not retrieved again)"
+        )
+
+
 def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
     if not wanted:
         real = [c for c in board.corpora if c != DEMO]
@@ -69,6 +88,7 @@ def build(args):
         raise HarnessError(f"--permutations must be between 1 and 1000000, got {args.permutations}")
     board = collect(Path(args.results))
     corpora = _corpora(board, args.corpus)
+    _check_k(board, corpora, args.k)
     opts = Options(
         k=args.k, alpha=args.alpha, tolerance=args.tolerance, permutations=args.permutations
     )
@@ -169,30 +189,57 @@ def _f(x) -> str:
 MANIFEST = ".written"  # in --out: the files the last full leaderboard wrote, with digests
 
 
-def _forget_earlier(out: Path, files: list[Path], full: bool) -> None:
-    """After a full leaderboard (every table, every format), remove what the previous one wrote
-    under `out` and this one did not (the tables of a corpus no longer shown). Only a file
-    its manifest lists, still holding what was written (a file the user replaced or added is
-    never touched), inside `out` and not through a link. Then list this one's files. A
-    partial run (--table, --format) removes nothing and leaves the manifest as it was."""
+def _digest(path: Path) -> str:
     import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _manifest(out: Path) -> dict[str, str]:
+    """The files leaderboards wrote under `out` and their digests (empty when none)."""
+    import json
+
+    try:
+        before = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in dict(before).items()}
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+def _check_ours(out: Path, stage: Path, staged: list[Path]) -> None:
+    """Refuse to replace a file under `out` that no leaderboard wrote, or that was edited
+    since (its digest is not the manifest's), unless it already holds the new bytes."""
+    listed = _manifest(out)
+    for path in staged:
+        name = path.relative_to(stage).as_posix()
+        final = out / name
+        if not (final.exists() or final.is_symlink()):
+            continue
+        ours = not final.is_symlink() and final.is_file()
+        if ours and _digest(final) in (listed.get(name), _digest(path)):
+            continue
+        raise HarnessError(
+            f"{final} was not written by a leaderboard, or was edited since; move it away, or "
+            f"give another --out (nothing was written)"
+        )
+
+
+def _forget_earlier(out: Path, files: list[Path], full: bool) -> None:
+    """List this run's files in the manifest (a partial run, --table or --format, adds them
+    to what is listed). After a full leaderboard (every table, every format), remove what
+    the previous one wrote under `out` and this one did not (the tables of a corpus no longer
+    shown): only a file the manifest lists, still holding what was written (a file the user
+    replaced or added is never touched), inside `out` and not through a link."""
     import json
 
     from harness.core.files import write_text_atomic
 
+    before = _manifest(out)
+    now = {f.relative_to(out).as_posix(): _digest(f) for f in files}
+    listed = now if full else {**before, **now}
+    write_text_atomic(out / MANIFEST, json.dumps(listed, indent=0, sort_keys=True) + "\n")
     if not full:
         return
-
-    def digest(path: Path) -> str:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-
-    try:
-        before = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-        before = {str(k): str(v) for k, v in dict(before).items()}
-    except (OSError, ValueError, TypeError):
-        before = {}
-    now = {f.relative_to(out).as_posix(): digest(f) for f in files}
-    write_text_atomic(out / MANIFEST, json.dumps(now, indent=0, sort_keys=True) + "\n")
     root, written = out.resolve(), {(f.stat().st_dev, f.stat().st_ino) for f in files}
     gone = []
     for name in sorted(set(before) - set(now)):
@@ -202,7 +249,7 @@ def _forget_earlier(out: Path, files: list[Path], full: bool) -> None:
                 continue
             if (path.stat().st_dev, path.stat().st_ino) in written:  # this run's (case folds)
                 continue
-            if digest(path) != before[name]:  # changed since: not ours to remove
+            if _digest(path) != before[name]:  # changed since: not ours to remove
                 continue
             path.unlink()
             gone.append(name)
@@ -255,6 +302,7 @@ def write(args, board, corpora, tables) -> list[Path]:
             plots = all_plots(board, corpora, stage / "plots", args.k)
             staged += plots
             put("index.html", page(board, corpora, tables, plots))
+        _check_ours(out, stage, staged)
         files = []
         for path in staged:
             final = out / path.relative_to(stage)

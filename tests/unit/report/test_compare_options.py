@@ -6,7 +6,7 @@ import re
 import pytest
 
 from harness.cli.compare import _options, _parser
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, HarnessError
 from harness.report.compare import Options, check_options
 
 GOOD = dict(metrics=None, max_drop=1.0, alpha=0.05, min_queries=30, permutations=10, bootstrap=0,
@@ -60,3 +60,16 @@ def test_numpy_numbers_are_settings_too():
 
     opts = Options(**{**GOOD, "alpha": np.float32(0.05), "seed": np.int64(3)})
     assert check_options(opts).seed == 3
+
+
+def test_out_replaces_only_a_report_compare_wrote(tmp_path):
+    from harness.cli.compare import _write_report
+
+    out = tmp_path / "report.md"
+    _write_report(str(out), "# Retrieval comparison: demo\n\nfirst\n")
+    _write_report(str(out), "# Win rate of a over b: demo\n\nsecond\n")  # its own: replaced
+    assert out.read_text().endswith("second\n")
+    out.write_text("my notes\n")
+    with pytest.raises(HarnessError, match="exists and is not a report compare wrote"):
+        _write_report(str(out), "# Retrieval comparison: demo\n")
+    assert out.read_text() == "my notes\n"
