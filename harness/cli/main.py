@@ -31,6 +31,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"unknown command '{first}'{did_you_mean(first, list(VERBS))}; commands: "
             f"{', '.join(VERBS)}, or settings as key=value for run (harness --help)"
         )
+    late = next((a for a in args[1:] if a in VERBS), None)
+    if first not in VERBS and late is not None:  # `harness --full run`: a verb after a flag
+        from harness.cli.common import fail
+
+        rest = [a for a in args if a != late]
+        fail(f"the command goes first: harness {late} {' '.join(rest)}".rstrip())
     verb = first if first in VERBS else "run"
     if args and args[0] == verb:
         args = args[1:]

@@ -14,7 +14,7 @@ def test_a_verb_runs_its_command_and_no_verb_is_run(tmp_path):
     assert plain.stdout == verb.stdout and "demo · bm25 · 48 queries" in verb.stdout
     usage = harness("compare", "--help", cwd=tmp_path).stdout
     assert usage.startswith("usage: python -m harness.compare")
-    assert "Commands (harness VERB" in harness("--help", cwd=tmp_path).stdout
+    assert "Commands, first (harness VERB" in harness("--help", cwd=tmp_path).stdout
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,7 @@ def test_a_verb_runs_its_command_and_no_verb_is_run(tmp_path):
         (["encode", "--forse"], "unknown flag '--forse' (did you mean '--force'?)"),
         (["leaderboard", "--chek"], "--chek (did you mean '--check'?)"),
         (["compre", "a", "b"], "unknown command 'compre' (did you mean 'compare'?)"),
+        (["--full", "run"], "the command goes first: harness run --full"),
     ],
 )
 def test_unknown_flags_and_verbs_are_one_error_line(tmp_path, args, message):
