@@ -38,7 +38,7 @@ _PLAIN_VALUE = re.compile(r"^[A-Za-z0-9._+-]{1,24}$")
 def identity(retriever: Mapping[str, Any], depth: int) -> dict[str, Any]:
     """What a cell's ranked list depends on besides the data: the retriever config without
     its runtime keys, and the depth."""
-    kept = {k: v for k, v in retriever.items() if k not in RUNTIME_KEYS}
+    kept = {k: _plain(v) for k, v in retriever.items() if k not in RUNTIME_KEYS}
     if kept.get("sha256"):  # a run file's content stands for it, wherever it lies
         kept.pop("path", None)
     return {"retriever": kept, "depth": depth}
@@ -110,8 +110,20 @@ def _flat(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         if isinstance(value, Mapping) and value:
             out.update(_flat(value, dotted + "."))
         else:
-            out[dotted] = value
+            out[dotted] = _plain(value)
     return out
+
+
+def _plain(value: Any) -> Any:
+    """A whole float as the int it equals, in mappings and lists too: `k1=1` and `k1=1.0`
+    (Hydra reads the one as int, the other as float) are one setting, one cell."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _text(value: Any) -> str:

@@ -42,6 +42,14 @@ def test_a_run_file_is_named_by_its_path_and_identified_by_its_content():
     assert identity({**mine, "sha256": "sha256:cd"}, 100) != identity(mine, 100)
 
 
+def test_a_whole_float_and_its_int_are_one_setting():
+    one, whole = {**BM25, "k1": 1}, {**BM25, "k1": 1.0}
+    assert cell_name(one, BM25, 100) == cell_name(whole, BM25, 100) == ("bm25[k1=1]", {"k1": 1})
+    assert identity(one, 100) == identity(whole, 100)
+    assert cell_name({**BM25, "k1": 1.5}, {**BM25, "k1": 1.5}, 100)[0] == "bm25"
+    assert cell_name({**BM25, "b": 1.0}, {**BM25, "b": 1}, 100)[0] == "bm25"
+
+
 def test_awkward_or_long_variants_become_a_hash():
     mine = {**BM25, "tokenizer": "a b/c"}
     name, _ = cell_name(mine, BM25, 100)
