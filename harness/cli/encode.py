@@ -189,4 +189,4 @@ def main(argv: list[str] | None = None) -> None:
     if parsed is not None:
         args = own_keys(parsed[0])
         guarded(check_shards, args)
-        launch(encode, args)
+        launch(encode, args, keys=OWN_KEYS)

@@ -16,12 +16,14 @@ def launch(
     argv: Sequence[str],
     flags: Mapping[str, str] | None = None,
     handled: Sequence[str] = (),
+    keys: Sequence[str] = (),
 ) -> None:
     """Run `command(resolved config)` under Hydra with `argv` as the overrides (sweeps and
     launchers included); bad overrides and bad input end in one error line, exit 2. `flags`:
     the command's own switches and the override each stands for (`--force` is `force=true`
     for every command; `handled`: switches the command took out of argv itself, named in the
-    did-you-mean); any other flag that is not Hydra's is one error line."""
+    did-you-mean); any other flag that is not Hydra's is one error line. `keys`: top-level
+    keys the command adds to the config itself (`+shard=` for encode)."""
     import hydra
 
     from harness.cli.hydra_conf import check_added, check_flags, check_overrides, register
@@ -30,7 +32,7 @@ def launch(
     own = {"--force": "force=true", **(flags or {})}
     guarded(check_flags, argv, [*own, *handled])
     argv = [own.get(a, a) for a in argv]
-    guarded(check_added, argv)
+    guarded(check_added, argv, keys)
 
     from harness.cli import sweep
 

@@ -157,14 +157,14 @@ def _check_combo(groups: list[str], others: list, *, sweep: bool) -> None:
     raise ConfigError(failure + where)
 
 
-def check_added(argv: Sequence[str]) -> None:
+def check_added(argv: Sequence[str], own: Sequence[str] = ()) -> None:
     """'+key=value' adds keys to a plug-in's section or a mapping that starts empty, never to
     the schema's own settings: '+retrieval.dept=5' would run at depth 100 and record the
     typo. Read from the arguments themselves, before anything is composed."""
     for arg in argv:
         if arg.startswith("+") and "=" in arg:
             key = arg.lstrip("+").split("=", 1)[0]
-            if "@" not in key and "/" not in key and key not in GROUPS:
+            if "@" not in key and "/" not in key and key not in (*GROUPS, *own):
                 _check_schema_key(key)
 
 
