@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--table", default="all", choices=TABLES, help="which tables (default: all)")
     p.add_argument("--corpus", nargs="+", metavar="NAME", help="only these corpora (in order)")
-    p.add_argument("--k", type=int, default=10, help="the cutoff shown (default: 10)")
+    p.add_argument("--k", type=int, default=None, help="the cutoff shown (default: 10)")
     p.add_argument(
         "--tolerance",
         type=float,

@@ -71,8 +71,9 @@ def test_latex_hop_table_for_one_corpus(work):
     out = leaderboard("--format", "latex", "--table", "hops", "--corpus", "demo", cwd=work)
     assert out.stdout.startswith("% \\usepackage{booktabs}")
     assert "\\begin{tabular}{l" in out.stdout and "\\bottomrule" in out.stdout
-    # a partial leaderboard (one table, one format) lists and removes nothing
-    assert sorted(p.name for p in (work / "leaderboard").iterdir()) == ["hops_demo.tex"]
+    # a partial leaderboard (one table, one format) lists what it wrote and removes nothing
+    assert sorted(p.name for p in (work / "leaderboard").iterdir()) == [".written", "hops_demo.tex"]
+    assert "hops_demo.tex" in (work / "leaderboard" / ".written").read_text()
 
 
 def test_unknown_corpus_suggests(work):

@@ -28,7 +28,7 @@ def _probe(tool: str, *args: str, cwd):
     [
         ((), "bm25"),
         (("retriever.k1=0.9",), "bm25[k1=0.9]"),  # a variant: its shipped config is read
-        (("retriever=bm25-simple", "retriever.k1=1.0"), "bm25-simple[k1=1.0]"),
+        (("retriever=bm25-simple", "retriever.k1=1.0"), "bm25-simple[k1=1]"),  # a whole float
         (("retriever=bm25-simple", "retriever.k1=1.5"), "bm25-simple"),  # the shipped value
     ],
 )

@@ -26,9 +26,10 @@ TABLES = (
 DEMO = "demo"
 
 
-def _check_k(board, corpora: list[str], k: int) -> None:
-    """Refuse a cutoff no cell holds: every table would be '-' (and the plots of an earlier
-    leaderboard would be replaced by none)."""
+def _check_k(board, corpora: list[str], k: int, asked: bool) -> None:
+    """Refuse a cutoff no cell holds when it was asked for: the tables of means would be '-'
+    (and an earlier leaderboard's plots replaced by none); the default one is a note (the
+    tables in RARE's Table 4 shape show the cells' own K)."""
     held = {
         int(name.rsplit("@", 1)[1])
         for c in corpora
@@ -37,12 +38,15 @@ def _check_k(board, corpora: list[str], k: int) -> None:
         if "@" in name and name.rsplit("@", 1)[1].isdigit()
     }
     if held and k not in held:
-        raise HarnessError(
+        said = (
             f"--k {k}: no cell holds a metric at K={k} (their cutoffs: "
             f"{', '.join(map(str, sorted(held)))}); choose one of those, or rerun the cells "
             f"with metrics.k=[{','.join(map(str, sorted(held | {k})))}] (their stored runs are "
             "rescored, not retrieved again)"
         )
+        if asked:
+            raise HarnessError(said)
+        log.info(said.replace(f"--k {k}: ", "the default --k 10: ", 1))
 
 
 def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
@@ -78,6 +82,8 @@ def build(args):
     )
     from harness.report.leaderboard.utility import UTILITY
 
+    asked = args.k is not None  # a cutoff no cell holds is refused only when asked for
+    args.k = 10 if args.k is None else args.k
     if args.k < 1:
         raise HarnessError(f"--k must be a positive integer, got {args.k}")
     if not 0 < args.alpha < 1:
@@ -88,7 +94,7 @@ def build(args):
         raise HarnessError(f"--permutations must be between 1 and 1000000, got {args.permutations}")
     board = collect(Path(args.results))
     corpora = _corpora(board, args.corpus)
-    _check_k(board, corpora, args.k)
+    _check_k(board, corpora, args.k, asked)
     opts = Options(
         k=args.k, alpha=args.alpha, tolerance=args.tolerance, permutations=args.permutations
     )
