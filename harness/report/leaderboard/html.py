@@ -51,6 +51,10 @@ def _data(board: Board, corpora: list[str]) -> dict:
                     },
                 }
             )
+    # the metrics most cells hold first (the RARE four before the standard metrics a single
+    # cell was scored with); among equals, the order they were met in
+    held = {m: sum(m in cell["computed"] for cell in cells) for m in metrics}
+    metrics.sort(key=lambda m: -held[m])
     clusters = {
         c: {str(k["id"]): k["label"] for k in (board.strata.get(c) or {}).get("clusters", [])}
         for c in corpora

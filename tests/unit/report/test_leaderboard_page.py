@@ -105,3 +105,17 @@ def test_the_page_rounds_as_the_tables_do():
     )
     out = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [f"{100 * x:.{d}f}" for x, d in cases]
+
+
+def test_the_metrics_most_cells_hold_come_first():
+    rare = {"n": 2, "mean": {"coverage@10": 0.5, "perfrecall@10": 0.25}}
+    both = {"n": 2, "mean": {"nDCG@1": 0.1, **rare["mean"]}}
+    board = Board(Path("/results"))
+    board.cells = {
+        "c": {
+            "a-standard": cell("c", "a-standard", {"results": {"overall": both}}),
+            "b": cell("c", "b", {"results": {"overall": rare}}),
+            "c": cell("c", "c", {"results": {"overall": rare}}),
+        }
+    }
+    assert _data(board, ["c"])["metrics"] == ["coverage@10", "perfrecall@10", "nDCG@1"]
