@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.common import ArgumentParser, command
-from harness.core.errors import HarnessError
+from harness.core.errors import BenchmarkError, HarnessError
 from harness.core.files import missing
 
 
@@ -60,7 +60,15 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.M is not None and args.M < 1:
         raise HarnessError(f"-M must be a positive number of documents, got {args.M}")
     asked = trec_eval.requested(args.m)
-    qrels = trec_qrels(args.qrels)
+    try:
+        qrels = trec_qrels(args.qrels)
+    except BenchmarkError as exc:
+        if _fields(args.qrels) >= 6 and _fields(args.run) == 4:  # a run, then qrels
+            raise BenchmarkError(
+                f"{exc}; {args.qrels} reads like a run and {args.run} like qrels: trec_eval "
+                "takes the qrels first (harness trec_eval QRELS RUN)"
+            ) from None
+        raise
     if not args.run.is_file():
         raise HarnessError(missing(args.run, "run file"))
     run = Run.from_trec(args.run)
@@ -74,6 +82,19 @@ def _main(argv: Sequence[str] | None) -> int:
         max_ret=args.M,
     )
     sys.stdout.write(report.lines(queries=args.q, summary=not args.n))
+    return 0
+
+
+def _fields(path: Path) -> int:
+    """How many fields the first line of `path` that is not blank or a comment has (0: none,
+    or unreadable)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.split() and not line.startswith("#"):
+                    return len(line.split())
+    except OSError:
+        pass
     return 0
 
 

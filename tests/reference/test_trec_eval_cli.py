@@ -221,6 +221,7 @@ def test_the_command_prints_what_trec_eval_prints(tmp_path):
         (["short.txt", "run.trec"], "short.txt:2: expected 'qid iter docid rel' (TREC qrels)"),
         (["three.txt", "run.trec"], "three.txt:1: 'q1 d1 1' has 3 fields apart by spaces; BEIR"),
         (["-x", "qrels.txt", "run.trec"], "unrecognized arguments: -x"),
+        (["run.trec", "qrels.txt"], "run.trec reads like a run and qrels.txt like qrels: trec_"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, args, message):
