@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from harness.cell import store as results
-from harness.cell.identity import cell_name, describe_difference, identity
+from harness.cell.identity import cell_name, describe_difference, identity, text_of
 from harness.cell.plan import CellPlan, check_name
 from harness.cell.result import Evaluation
 from harness.cell.sections import SECTIONS, cost_notes, cost_timings, section_values
@@ -322,7 +322,8 @@ def _display(retriever: Mapping[str, Any], base, diff: Mapping[str, Any], name: 
 
 
 def _short(value: Any) -> str:
-    text = to_json(value).strip() if isinstance(value, (dict, list)) else str(value)
+    """A setting as the cell name writes it (`false`, `null`), cut at 24 characters."""
+    text = text_of(value)
     return text if len(text) <= 24 else text[:21] + "..."
 
 

@@ -77,9 +77,9 @@ def cell_name(
     diff = variant(retriever, base, depth)
     if not diff:
         return name, diff
-    parts = [f"{k}={_text(v)}" for k, v in diff.items()]
+    parts = [f"{k}={text_of(v)}" for k, v in diff.items()]
     label = ",".join(parts)
-    plain = all(_PLAIN_VALUE.match(_text(v)) for v in diff.values())
+    plain = all(_PLAIN_VALUE.match(text_of(v)) for v in diff.values())
     if not plain or len(label) > _MAX_LABEL:
         label = "cfg-" + config_hash(identity(retriever, depth))
     return f"{name}[{label}]", diff
@@ -95,7 +95,7 @@ def describe_difference(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> s
     """'k1: 0.9 here, 1.2 there' for the first few settings two identities differ in."""
     a, b = _flat(ours), _flat(theirs)
     keys = [k for k in sorted(set(a) | set(b)) if a.get(k, _ABSENT) != b.get(k, _ABSENT)]
-    shown = [f"{k}: {_text(a.get(k))} here, {_text(b.get(k))} there" for k in keys[:3]]
+    shown = [f"{k}: {text_of(a.get(k))} here, {text_of(b.get(k))} there" for k in keys[:3]]
     more = f" (and {len(keys) - 3} more)" if len(keys) > 3 else ""
     return "; ".join(shown) + more
 
@@ -126,13 +126,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _text(value: Any) -> str:
+def text_of(value: Any) -> str:
+    """A setting's value as names and labels write it: true/false, null, JSON for mappings."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_text(v) for v in value) + "]"
+        return "[" + ",".join(text_of(v) for v in value) + "]"
     if isinstance(value, Mapping):
         return json.dumps(value, sort_keys=True)
     return str(value)
