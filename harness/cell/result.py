@@ -468,8 +468,23 @@ class Evaluation:
     def __repr__(self) -> str:
         return f"<Evaluation {self.name} on {self.corpus}: {len(self.metrics)} metrics>"
 
-    def _repr_html_(self) -> str:  # notebooks show the summary table
-        return self.summary._repr_html_()
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the summary table, then what the terminal says under it
+        (queries left out of a mean) and the notes (logged, so a notebook hides them)."""
+        import html
+
+        said = [*self._excluded(), *self.notes]
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in said)
+        return self.summary._repr_html_() + (f"<ul>{items}</ul>" if items else "")
+
+    def _excluded(self) -> list[str]:
+        excluded = self.scored.means["overall"].get("excluded") or {}
+        return [
+            f"{m}: {n} of {self.n_queries} queries without a value (no gold, no relevant "
+            f"document at this level) are left out of its mean"
+            for m, n in excluded.items()
+            if n and m in self.metrics
+        ]
 
 
 def _portable(cfg: Mapping[str, Any]) -> dict[str, Any]:

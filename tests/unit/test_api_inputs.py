@@ -99,3 +99,14 @@ def test_compare_refuses_what_is_neither_a_folder_nor_a_result_and_names_unsaved
     b = harness.evaluate(numeric, {"7": {"1": 1.0}}, metrics="nDCG@10", bootstrap=0)
     with pytest.raises(HarnessError, match=r"different benchmarks: 'bm25' is 'demo', 'run' is"):
         harness.compare(a, b)
+
+
+def test_a_notebook_shows_the_notes_and_the_queries_left_out(numeric):
+    run = {"7": {"1": 3.0, "9": 2.0}}  # query 8 has no results; chunk 9 is not in the corpus
+    ev = harness.evaluate(numeric, run, metrics=["P@1"], relevance_level=2, bootstrap=0)
+    shown = ev._repr_html_()
+    assert shown.startswith(ev.summary._repr_html_())
+    # at level 2 query 8 has no relevant document: left out of P(rel=2)@1's mean
+    assert "<li>P(rel=2)@1: 1 of 2 queries without a value" in shown
+    assert "1 benchmark query has no results in the run" in shown
+    assert "1 ranked chunk id in 1 query is not in the corpus (e.g. &#x27;9&#x27;)" in shown
