@@ -212,10 +212,33 @@ def _redqa_query(path: Path, i: int, q: Any) -> Query:
     return query_record(f"{path}: query '{qid}' (queries[{i}])", q)
 
 
+class _Repeated(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each there once (json keeps the last of a repeated key
+    without a word: two chunks with one id would be one chunk)."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        raise _Repeated(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
+
+
 def _json(path: Path, raw: bytes, where: str = "") -> Any:
-    """Parse JSON bytes; every way it can be unreadable is one BenchmarkError naming the file."""
+    """Parse JSON bytes; every way it can be unreadable is one BenchmarkError naming the file.
+    A key repeated in one object is refused (a RedQA corpus's chunk ids are keys; a BEIR
+    line's fields are read by `_scan`, which doubles in speed without the check, and its
+    chunk ids are checked across lines)."""
     try:
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=_once)
+    except _Repeated as exc:
+        raise BenchmarkError(
+            f"{path}{':' + where if where else ''}: the key '{exc.key}' appears twice in one "
+            f"object (two chunks or fields with one id?); keep one: the reader does not pick"
+        ) from None
     except json.JSONDecodeError as exc:
         at = where or f"line {exc.lineno} column {exc.colno}"
         raise BenchmarkError(f"{path}: invalid JSON at {at}: {exc.msg}") from None

@@ -254,6 +254,18 @@ CASES = [
         files={"x.json": redqa(queries=[])},
     ),  # fmt: skip
     R(
+        "redqa-repeated-chunk",
+        "corpus=redqa",
+        "corpus.path=x.json",
+        expect="x.json: the key 'c2' appears twice in one object",
+        files={
+            "x.json": redqa().replace(
+                '"c2": {"content": "beta text"}',
+                '"c2": {"content": "beta text"}, "c2": {"content": "b"}',
+            )
+        },
+    ),  # fmt: skip
+    R(
         "redqa-group-not-list",
         "corpus=redqa",
         "corpus.path=x.json",
