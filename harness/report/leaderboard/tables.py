@@ -4,6 +4,7 @@ the reproduction report against the published numbers, each as a plain Table tha
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import re
@@ -257,14 +258,21 @@ def group_stratum(board: Board, corpus: str) -> str:
 
 
 def field_names(board: Board, corpus: str) -> list[str]:
-    """The query fields (strata.fields) some cell of the corpus is stratified by; a name that
-    cannot be part of a file name (by_<field>_<corpus>.md) is left to the HTML page and
-    leaderboard.csv."""
+    """The query fields (strata.fields) some cell of the corpus is stratified by."""
     found: dict[str, None] = {}
     for e in board.cells[corpus].values():
         names = ((e.doc.get("config") or {}).get("strata") or {}).get("fields") or []
         found.update((str(f), None) for f in names if (e.doc.get("results") or {}).get(f))
-    return [f for f in found if re.fullmatch(r"[A-Za-z0-9_.-]+", f)]
+    return list(found)
+
+
+def _file_part(name: str) -> str:
+    """`name` as part of a file name: itself when it is plain, else its plain characters and
+    eight hex digits of its SHA-256 (two fields never share a file)."""
+    if re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        return name
+    plain = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_.")[:32]
+    return f"{plain}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def fields(board: Board, corpus: str, opts: Options, sig: Significance | None) -> list[Table]:
@@ -295,7 +303,7 @@ def hops(
         columns += [
             (group, header(f, k), m, strat, label, cells) for f, m in zip(HOP_METRICS, metrics)
         ]
-    key = f"hops_{corpus}" if hop else f"by_{by}_{corpus}"
+    key = f"hops_{corpus}" if hop else f"by_{_file_part(by)}_{corpus}"
     title = f"{corpus}: overall and by {_BY.get(by, by)}, @{k} (%)"
     parts = [("Coverage and PerfRecall", [0, 1]), ("NDCG and MRR", [2, 3])]
     table = grouped_table(

@@ -1,5 +1,6 @@
 """Leaderboard tables on hand-made boards: layout, best marks, reproduction verdicts, renderers."""
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -272,13 +273,17 @@ def test_a_query_field_gets_the_hop_tables_shape():
             "tax, law": {"n": 3, "mean": {m: cov / 2 for m in mean}},
             "sport": {"n": 1, "mean": {m: cov for m in mean}},
         }
-        doc["config"] = {"strata": {"fields": ["topic", "bad/name"]}}
+        doc["results"]["time of/day"] = {"am": {"n": 4, "mean": mean}}
+        doc["config"] = {"strata": {"fields": ["topic", "absent", "time of/day"]}}
         return cell("finance", retriever, doc)
 
     b = Board(Path("/nowhere"))
     b.cells = {"finance": {"bm25": entry("bm25", 0.4), "dense": entry("dense", 0.6)}}
-    (t,) = fields(b, "finance", Options(), sig=None)
+    t, odd = fields(b, "finance", Options(), sig=None)
     assert t.key == "by_topic_finance" and "by topic" in t.title
+    # a name no file may hold: its plain characters and a hash (two such names never clash)
+    digest = hashlib.sha256(b"time of/day").hexdigest()[:8]
+    assert odd.key == f"by_time_of_day-{digest}_finance" and "by time of/day" in odd.title
     assert [g for g, _ in t.groups] == ["overall (n=4)", "sport (n=1)", "tax, law (n=3)"]
     dense = dict(t.rows)["dense"]
     assert [v.value for v in dense][:5] == [60.0, 60.0, 60.0, 60.0, 60.0] and dense[0].best
