@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ from harness.core.progress import Progress
 log = logging.getLogger("harness.retrievers")
 
 FORMAT = 1
+POLL_S = 0.5  # how often a run waiting for another's shards looks again
+STALL_S = 1800  # no shard from the other run for this long: its claims are taken as stale
 
 
 def default_root() -> Path:
@@ -105,6 +108,7 @@ class EmbeddingCache:
         self.shard_size = shard_size
         self.n_shards = max(1, -(-self.n // shard_size)) if self.n else 0
         self._claims: int | None = None  # the `claims` file's descriptor, opened on first use
+        self._held: set[int] = set()  # the shards whose lock this run holds
 
     def _paths(self, i: int) -> tuple[Path, Path]:
         return self.dir / f"{i:06d}.npy", self.dir / f"{i:06d}.json"
@@ -145,10 +149,11 @@ class EmbeddingCache:
     def save_shard(self, i: int, arr: np.ndarray) -> None:
         self._writing(lambda: self._save_shard(i, arr))
 
-    def claim(self, i: int, *, wait: bool) -> bool:
-        """Take shard i's claim (a record lock on byte i of `claims`); without `wait`, False
-        when another run holds it. Where the file system has no locks, every claim is
-        granted (each run then encodes what it lacks, as without claims)."""
+    def claim(self, i: int) -> bool:
+        """Take shard i's claim (a record lock on byte i of `claims`); False while another
+        run holds it. Where the file system has no locks, every claim is granted (each run
+        then encodes what it lacks, as without claims). Record locks belong to a process:
+        two caches of one folder in one process (threads) do not exclude each other."""
         import fcntl
 
         if self._claims is None:
@@ -158,24 +163,29 @@ class EmbeddingCache:
 
             self._writing(open_claims)
         try:
-            fcntl.lockf(self._claims, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB), 1, i)
+            fcntl.lockf(self._claims, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, i)
         except OSError as exc:
             if exc.errno in (errno.EACCES, errno.EAGAIN):
                 return False
             if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
                 raise
+            return True  # no locks here: granted, nothing to release
+        self._held.add(i)
         return True
 
     def release(self, i: int) -> None:
-        """Let go of shard i's claim."""
+        """Let go of shard i's claim (if a lock was taken for it)."""
         import fcntl
 
-        fcntl.lockf(self._claims, fcntl.LOCK_UN, 1, i)
+        if i in self._held:
+            self._held.discard(i)
+            fcntl.lockf(self._claims, fcntl.LOCK_UN, 1, i)
 
     def close(self) -> None:
         if self._claims is not None:
             os.close(self._claims)  # drops every claim this run still holds
             self._claims = None
+            self._held.clear()
 
     def prepare(self) -> None:
         """Create the cache folder before the first shard is encoded: a folder that cannot
@@ -323,7 +333,7 @@ def _fill(
     try:
         with Progress(remaining, label, "text", enabled=progress and bool(todo)) as bar:
             for i in todo:
-                if cache.claim(i, wait=False):
+                if cache.claim(i):
                     one(i, bar)
                 else:
                     held.append(i)
@@ -332,9 +342,23 @@ def _fill(
                     f"{label}: waiting for {len(held)} shard{'s' * (len(held) > 1)} another run "
                     f"is encoding into {cache.dir}"
                 )
-            for i in held:  # nothing else left to do: wait for each in turn
-                cache.claim(i, wait=True)
-                one(i, bar)
+            moved = time.monotonic()
+            while held:  # nothing else left to do: each as soon as its claim is let go
+                for i in [i for i in held if cache.claim(i)]:
+                    one(i, bar)
+                    held.remove(i)
+                    moved = time.monotonic()
+                if held and time.monotonic() - moved > STALL_S:
+                    # a claim no run lets go (its node died on an NFS without lock recovery)
+                    log.info(
+                        f"{label}: no shard came from the other run in {STALL_S // 60} min; "
+                        f"encoding the {len(held)} it holds here"
+                    )
+                    for i in held:
+                        one(i, bar)
+                    break
+                if held:
+                    time.sleep(POLL_S)
     finally:
         cache.close()
     return parts, {"cached": len(shards) - encoded, "encoded": encoded}
