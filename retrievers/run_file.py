@@ -50,16 +50,23 @@ def pinned(cfg: Mapping[str, Any]) -> dict[str, Any]:
         return cfg  # RunFile says what is missing
     path = Path(str(cfg["path"])).expanduser()
     check_run_file(path, cfg.get("format", "auto"), KEY)
-    with open(path, "rb") as f:
-        digest = "sha256:" + hashlib.file_digest(f, "sha256").hexdigest()
-    given = cfg.get("sha256")
-    if given not in (None, digest):
-        raise BenchmarkError(
-            f"{path}: its checksum is {digest}, but retriever.sha256 pins {given}; is it the "
-            "right file?"
-        )
-    cfg["sha256"] = digest
+    cfg["sha256"] = _checked(path, cfg.get("sha256"))
     return cfg
+
+
+def _checked(path: Path, given: str | None) -> str:
+    """The file's "sha256:<hex>", which must be `given` when one is."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    found = "sha256:" + digest.hexdigest()
+    if given not in (None, found):
+        raise BenchmarkError(
+            f"{path}: its checksum is {found}, but retriever.sha256 is {given} (pinned, or "
+            "taken when the run started); is it the right file, or is it being written?"
+        )
+    return found
 
 
 class RunFile:
@@ -71,7 +78,7 @@ class RunFile:
         path: str | None = None,
         format: str = "auto",
         name: str | None = None,
-        sha256: str | None = None,  # the file's checksum, checked and recorded by `pinned`
+        sha256: str | None = None,  # the file's checksum: checked when the file is read
     ):
         if not path:
             raise ConfigError(
@@ -82,6 +89,7 @@ class RunFile:
             raise ConfigError(f"retriever.format is '{format}'; valid: {', '.join(FORMATS)}")
         self.format = format
         self.name = name or re.sub(r"[^A-Za-z0-9._-]", "_", run_stem(self.path)) or "run"
+        self.sha256 = sha256
         self.notes: dict[str, Any] = {}
         self._corpus: dict[str, int] = {}
 
@@ -91,6 +99,9 @@ class RunFile:
     def search(self, queries: Iterable[Query], *, depth: int | None) -> Run:
         """The file's rankings of `queries`, cut at `depth` (None: the longest list, so
         nothing is cut, as trec_eval reads a run)."""
+        if self.sha256 is not None:  # the file the run was planned on (or pinned), still
+            check_run_file(self.path, self.format, KEY)
+            _checked(self.path, self.sha256)
         wanted = {q.query_id for q in queries}
         rows = read_run_rows(self.path, self.format, KEY)
         if rows is not None:

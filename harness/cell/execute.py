@@ -357,22 +357,14 @@ def _identities(stored: Evaluation, plan: CellPlan) -> tuple[dict[str, Any], dic
     config = stored.config
     retriever = config["retriever"]
     if retriever.get("type") == "run_file" and not retriever.get("sha256"):
-        # written before run files were identified by their checksum (migrate: recomputed);
-        # it stands for this run's file when it names the same one
-        if _same_file(retriever.get("path"), plan.retriever.get("path")):
-            retriever = {**retriever, "sha256": plan.retriever.get("sha256")}
+        # written before run files were identified by their checksum, or through the API:
+        # its file cannot be told, so it is taken for this one (migrate: recomputed, a note)
+        retriever = {**retriever, "sha256": plan.retriever.get("sha256")}
     return mine, identity(retriever, config["retrieval"]["depth"])
 
 
 def _unpinned(ident: Mapping[str, Any]) -> dict[str, Any]:
     return {**ident, "retriever": {**ident["retriever"], "sha256": None}}
-
-
-def _same_file(a: Any, b: Any) -> bool:
-    try:
-        return Path(str(a)).expanduser().samefile(Path(str(b)).expanduser())
-    except OSError:
-        return False
 
 
 def _union(stored: Evaluation, plan: CellPlan) -> list:

@@ -117,9 +117,11 @@ _OURS = ("# Retrieval comparison: ", "# Win rate of ")  # how the reports compar
 
 
 def _write_report(out: str, report: str) -> None:
-    """Write --out, replacing only a report compare wrote (its first line says so)."""
+    """Write --out, replacing only a report compare wrote (its first line says so), or an
+    empty file (made by mktemp or touch)."""
     path = Path(out)
-    if path.exists() or path.is_symlink():
+    empty = path.is_file() and not path.is_symlink() and path.stat().st_size == 0
+    if (path.exists() or path.is_symlink()) and not empty:
         try:
             with open(path, encoding="utf-8") as f:
                 first = f.readline()

@@ -164,7 +164,8 @@ def check_added(argv: Sequence[str], own: Sequence[str] = ()) -> None:
     for arg in argv:
         if arg.startswith("+") and "=" in arg:
             key = arg.lstrip("+").split("=", 1)[0]
-            if "@" not in key and "/" not in key and key not in (*GROUPS, *own):
+            top = key.split(".")[0]  # Hydra's own settings are Hydra's to check
+            if "@" not in key and "/" not in key and top not in (*GROUPS, *own, "hydra"):
                 _check_schema_key(key)
 
 

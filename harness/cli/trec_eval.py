@@ -100,11 +100,20 @@ def _fields(path: Path) -> int:
 
 def _runid(path: Path) -> str:
     """The tag of the run file's last line, which trec_eval reports as its runid."""
+    from harness.core.run.files import GZIP
+
     with open(path, "rb") as f:
+        packed = f.read(2) == GZIP
         f.seek(0, 2)
         size = f.tell()
         f.seek(max(0, size - (1 << 16)))
-        tail = f.read().decode("utf-8", "replace").splitlines()
+        tail = f.read()
+    if packed:  # a gzipped run: its last lines, decompressed (read whole, as the run was)
+        import gzip
+
+        with gzip.open(path, "rb") as z:
+            tail = z.read()[-(1 << 16) :]
+    tail = tail.decode("utf-8", "replace").splitlines()
     for line in reversed(tail):
         fields = line.split()
         if len(fields) >= 6 and not fields[0].startswith("#"):

@@ -198,6 +198,12 @@ def test_the_command_prints_what_trec_eval_prints(tmp_path):
     assert lines[3] == "num_rel               \tall\t4"
     assert lines[-1].startswith("P_1000                \tall\t")
     assert len(lines) == 10 + 11 + 9
+    # a gzipped run: the same output, its runid included
+    import gzip
+
+    (tmp_path / "run.trec.gz").write_bytes(gzip.compress(RUN.encode()))
+    packed = run_module("harness.trec_eval", "-c", "qrels.txt", "run.trec.gz", cwd=tmp_path)
+    assert packed.stdout == official.stdout
     quiet = run_module("harness.trec_eval", "-n", "-q", "-m", "map", "qrels.txt", "run.trec",
                        cwd=tmp_path).stdout  # fmt: skip
     assert quiet.splitlines() == [

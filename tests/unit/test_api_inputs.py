@@ -62,6 +62,8 @@ def test_ids_given_as_numbers_score_as_the_same_ids_as_text(numeric):
 def test_two_query_ids_with_one_text_are_refused_not_merged():
     with pytest.raises(BenchmarkError, match=r"run query ids 7 and '7' are one id as text"):
         Run.of({7: {"a": 1.0}, "7": {"b": 2.0}})
+    with pytest.raises(BenchmarkError, match=r"run query '1': chunk ids that are one id as text"):
+        Run.of({1: {7: 0.5, "7": 0.3}})
 
 
 def test_reprs_are_one_short_line(numeric):

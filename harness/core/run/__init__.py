@@ -323,6 +323,12 @@ def _as_text(given: Mapping, where: str) -> dict[str, list[tuple[str, float]]]:
             )
         first[key] = qid
         out[key] = [(str(c), v) for c, v in pairs]
+        if isinstance(docs, Mapping) and len({c for c, _ in out[key]}) < len(docs):
+            shown = next(c for c in docs if sum(str(d) == str(c) for d in docs) > 1)
+            raise BenchmarkError(
+                f"{where}run query {key!r}: chunk ids that are one id as text ({shown!r} and "
+                f"{str(shown)!r}); give each chunk once"
+            )
     return out
 
 

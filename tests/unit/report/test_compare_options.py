@@ -66,6 +66,7 @@ def test_out_replaces_only_a_report_compare_wrote(tmp_path):
     from harness.cli.compare import _write_report
 
     out = tmp_path / "report.md"
+    out.touch()  # an empty file (mktemp): taken
     _write_report(str(out), "# Retrieval comparison: demo\n\nfirst\n")
     _write_report(str(out), "# Win rate of a over b: demo\n\nsecond\n")  # its own: replaced
     assert out.read_text().endswith("second\n")
