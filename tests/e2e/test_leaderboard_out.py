@@ -3,6 +3,8 @@ write, or that was edited since, stops it before anything is written. In this pr
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import harness
@@ -51,3 +53,45 @@ def test_an_edited_table_stops_the_next_run_and_reruns_are_fine(cells, capsys):
     code, err = _board(capsys, "--out", "lb")
     assert code == 2 and "table3.tex was not written by a leaderboard, or was edited" in err
     assert _snapshot(cells / "lb") == before
+
+
+def test_a_folder_an_earlier_version_wrote_is_taken_once(cells, capsys):
+    assert _board(capsys, "--out", "lb")[0] == 0
+    out = cells / "lb"
+    listed = json.loads((out / ".written").read_text())["files"]
+    # an earlier version's flat list, and a table its partial run rewrote without listing
+    (out / ".written").write_text(json.dumps({k: v for k, v in listed.items() if k != "x"}))
+    (out / "table3.md").write_text("### an earlier version's table3\n")
+    code, err = _board(capsys, "--out", "lb")
+    assert code == 0 and "1 file(s) under" in err and "table3.md" in err
+    assert json.loads((out / ".written").read_text())["format"] == 2
+    (out / "table3.md").write_text("### edited now\n")
+    assert _board(capsys, "--out", "lb")[0] == 2  # from now on an edit is kept
+
+
+def test_an_interrupted_run_leaves_nothing_the_next_one_refuses(cells, capsys, monkeypatch):
+    import os
+
+    assert _board(capsys, "--out", "lb")[0] == 0
+    harness.evaluate("demo", "bm25", bootstrap=0, name="bm25-again").save(
+        cells / "results" / "demo" / "bm25-again"
+    )  # the tables change
+    moved = []
+
+    def replace(src, dst):
+        if ".lb.new-" in str(dst):  # written into the staging folder: as ever
+            return os.rename(src, dst)
+        if len(moved) == 3:  # the fourth file moved into --out: the disk is full
+            raise OSError(28, "No space left on device")
+        moved.append(dst)
+        os.rename(src, dst)
+
+    monkeypatch.setattr("harness.report.leaderboard.publish.os.replace", replace)
+    code, _ = _board(capsys, "--out", "lb")
+    assert code != 0 and len(moved) == 3  # three files are new, the rest as they were
+    monkeypatch.undo()
+    monkeypatch.chdir(cells)
+    harness.evaluate("demo", "bm25-simple", bootstrap=0, name="simple-again").save(
+        cells / "results" / "demo" / "simple-again"
+    )  # and change again: the three moved files hold neither the listed nor the new bytes
+    assert _board(capsys, "--out", "lb")[0] == 0

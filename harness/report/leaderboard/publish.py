@@ -192,7 +192,8 @@ def _f(x) -> str:
     return "" if x is None else repr(float(x))
 
 
-MANIFEST = ".written"  # in --out: the files the last full leaderboard wrote, with digests
+MANIFEST = ".written"  # in --out: what leaderboards wrote there, with digests
+_FORMAT = 2  # the manifest's layout: {"format": 2, "files": {name: digest or [digests]}}
 
 
 def _digest(path: Path) -> str:
@@ -201,49 +202,77 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _manifest(out: Path) -> dict[str, str]:
-    """The files leaderboards wrote under `out` and their digests (empty when none)."""
+def _manifest(out: Path) -> tuple[dict[str, set[str]], bool]:
+    """The files leaderboards wrote under `out`, each with the digests it may hold (empty
+    when none are listed), and whether the list is an earlier version's: a flat
+    {name: digest} that partial runs did not keep up to date."""
     import json
 
     try:
-        before = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-        return {str(k): str(v) for k, v in dict(before).items()}
-    except (OSError, ValueError, TypeError):
-        return {}
+        doc = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}, False
+    if not isinstance(doc, dict):
+        return {}, False
+    if doc.get("format") != _FORMAT:
+        return {str(k): {str(v)} for k, v in doc.items()}, True
+    files = doc.get("files") if isinstance(doc.get("files"), dict) else {}
+    return {str(k): set(v if isinstance(v, list) else [v]) for k, v in files.items()}, False
 
 
-def _check_ours(out: Path, stage: Path, staged: list[Path]) -> None:
-    """Refuse to replace a file under `out` that no leaderboard wrote, or that was edited
-    since (its digest is not the manifest's), unless it already holds the new bytes."""
-    listed = _manifest(out)
-    for path in staged:
-        name = path.relative_to(stage).as_posix()
-        final = out / name
-        if not (final.exists() or final.is_symlink()):
-            continue
-        ours = not final.is_symlink() and final.is_file()
-        if ours and _digest(final) in (listed.get(name), _digest(path)):
-            continue
-        raise HarnessError(
-            f"{final} was not written by a leaderboard, or was edited since; move it away, or "
-            f"give another --out (nothing was written)"
-        )
-
-
-def _forget_earlier(out: Path, files: list[Path], full: bool) -> None:
-    """List this run's files in the manifest (a partial run, --table or --format, adds them
-    to what is listed). After a full leaderboard (every table, every format), remove what
-    the previous one wrote under `out` and this one did not (the tables of a corpus no longer
-    shown): only a file the manifest lists, still holding what was written (a file the user
-    replaced or added is never touched), inside `out` and not through a link."""
+def _write_manifest(out: Path, files: dict[str, set[str]]) -> None:
     import json
 
     from harness.core.files import write_text_atomic
 
-    before = _manifest(out)
-    now = {f.relative_to(out).as_posix(): _digest(f) for f in files}
-    listed = now if full else {**before, **now}
-    write_text_atomic(out / MANIFEST, json.dumps(listed, indent=0, sort_keys=True) + "\n")
+    listed = {k: min(v) if len(v) == 1 else sorted(v) for k, v in sorted(files.items())}
+    doc = {"format": _FORMAT, "files": listed}
+    write_text_atomic(out / MANIFEST, json.dumps(doc, indent=0, sort_keys=True) + "\n")
+
+
+def _check_ours(out: Path, new: dict[str, str]) -> dict[str, set[str]]:
+    """Refuse to replace a file under `out` that no leaderboard wrote, or that was edited
+    since (its digest is not listed), unless it already holds the new bytes; a file an
+    earlier version listed (whose partial runs did not list theirs) is taken, with a note.
+    Returns the list to write before anything moves: every digest each file may hold while
+    the files are moved in (an interrupted run leaves nothing the next one refuses)."""
+    listed, earlier = _manifest(out)
+    pending = {k: set(v) for k, v in listed.items()}
+    taken = []
+    for name, digest in new.items():
+        final = out / name
+        if final.exists() or final.is_symlink():
+            held = _digest(final) if final.is_file() and not final.is_symlink() else None
+            if held is None or held not in (listed.get(name, set()) | {digest}):
+                if held is None or not earlier:
+                    raise HarnessError(
+                        f"{final} was not written by a leaderboard, or was edited since; move "
+                        "it away, or give another --out (nothing was written)"
+                    )
+                taken.append(name)
+            pending.setdefault(name, set()).add(held)
+        pending.setdefault(name, set()).add(digest)
+    if taken:
+        log.info(
+            f"{len(taken)} file(s) under {out} an earlier version's leaderboard did not list "
+            f"are replaced ({', '.join(taken[:5])}{', ...' if len(taken) > 5 else ''}); from now "
+            "on a file edited there is kept"
+        )
+    return pending
+
+
+def _forget_earlier(
+    out: Path, files: list[Path], full: bool, before: dict[str, set[str]] | None = None
+) -> None:
+    """List this run's files in the manifest (a partial run, --table or --format, adds them
+    to what is listed). After a full leaderboard (every table, every format), remove what
+    the previous one wrote under `out` and this one did not (the tables of a corpus no longer
+    shown): only a file `before` (the list as the run found it) names, still holding what was
+    written (a file the user replaced or added is never touched), inside `out` and not
+    through a link."""
+    before = _manifest(out)[0] if before is None else before
+    now = {f.relative_to(out).as_posix(): {_digest(f)} for f in files}
+    _write_manifest(out, now if full else {**before, **now})
     if not full:
         return
     root, written = out.resolve(), {(f.stat().st_dev, f.stat().st_ino) for f in files}
@@ -255,7 +284,7 @@ def _forget_earlier(out: Path, files: list[Path], full: bool) -> None:
                 continue
             if (path.stat().st_dev, path.stat().st_ino) in written:  # this run's (case folds)
                 continue
-            if _digest(path) != before[name]:  # changed since: not ours to remove
+            if _digest(path) not in before[name]:  # changed since: not ours to remove
                 continue
             path.unlink()
             gone.append(name)
@@ -308,14 +337,18 @@ def write(args, board, corpora, tables) -> list[Path]:
             plots = all_plots(board, corpora, stage / "plots", args.k)
             staged += plots
             put("index.html", page(board, corpora, tables, plots))
-        _check_ours(out, stage, staged)
+        before = _manifest(out)[0]
+        new = {p.relative_to(stage).as_posix(): _digest(p) for p in staged}
+        pending = _check_ours(out, new)
+        make_dirs(out)
+        _write_manifest(out, pending)  # before any file moves in
         files = []
         for path in staged:
             final = out / path.relative_to(stage)
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, final)
             files.append(final)
-        _forget_earlier(out, files, fmt == "all" and args.table == "all")
+        _forget_earlier(out, files, fmt == "all" and args.table == "all", before)
         return files
     finally:
         shutil.rmtree(stage, ignore_errors=True)

@@ -38,4 +38,4 @@ def test_a_partial_run_removes_nothing_and_adds_its_files_to_the_list(tmp_path):
     _forget_earlier(out, _write(out, ["a.md", "b.md"]), True)
     _forget_earlier(out, _write(out, ["a.tex"]), False)
     assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "a.md", "a.tex", "b.md"]
-    assert sorted(json.loads((out / MANIFEST).read_text())) == ["a.md", "a.tex", "b.md"]
+    assert sorted(json.loads((out / MANIFEST).read_text())["files"]) == ["a.md", "a.tex", "b.md"]
