@@ -4,7 +4,8 @@ the query (outdated@K). Definitions: docs/metrics.md#answer-and-freshness-metric
 
 Answers and chunk text are normalised alike (lowercase, punctuation to spaces, the articles
 a/an/the dropped, whitespace collapsed) and an answer is held when it occurs on word
-boundaries. Only chunks some ranking reaches are normalised, once per call.
+boundaries; an answer that normalises to nothing ("A", "The The") cannot be looked for.
+Only chunks some ranking reaches are normalised, once per call.
 """
 
 from __future__ import annotations
@@ -36,17 +37,35 @@ class _Punctuation(dict):
 _PUNCTUATION = _Punctuation()
 
 
+def _words(text: str) -> list[str]:
+    return unicodedata.normalize("NFC", text).lower().translate(_PUNCTUATION).split()
+
+
 def normalize(text: str) -> str:
     """SQuAD-style normal form: NFC, lowercase, punctuation removed, articles a/an/the
     dropped, whitespace collapsed. Punctuation becomes a space rather than nothing, so that
     "Ireland's" and "1990–2000" still hold the words "ireland" and "1990"."""
-    text = unicodedata.normalize("NFC", text).lower().translate(_PUNCTUATION)
-    return " ".join(w for w in text.split() if w not in _ARTICLES)
+    return " ".join(w for w in _words(text) if w not in _ARTICLES)
+
+
+def answer_form(text: str) -> str:
+    """A reference or generated answer's normal form for exact match and token F1; one made
+    of articles only ("A", as in vitamin A; the band "The The") keeps them, since dropping
+    them would leave nothing, and nothing equals everything else that is nothing."""
+    return normalize(text) or " ".join(_words(text))
+
+
+def holds_answer(text: str, forms: Sequence[str]) -> bool:
+    """Whether the answer `text` (raw) holds one of the padded reference `forms` on word
+    boundaries; a form of articles only must be the whole answer ("a" is in most text)."""
+    norm = f" {normalize(text)} "
+    return any(f in norm if normalize(f) else f.strip() == answer_form(text) for f in forms)
 
 
 def answer_forms(query: Query) -> tuple[str, ...]:
     """The query's acceptable answers, normalised and padded with spaces for word-boundary
-    containment; answers that normalise to nothing are left out."""
+    containment in chunk text; answers that normalise to nothing (articles or punctuation
+    only: "A", "The The") cannot be looked for there and are left out."""
     forms = (normalize(a) for a in query.answers)
     return tuple(dict.fromkeys(f" {f} " for f in forms if f))
 

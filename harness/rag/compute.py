@@ -45,7 +45,7 @@ from harness.rag.spec import RagSpec
 from harness.utility.cache import Store, content_key
 from harness.utility.compute import generations, passages_text
 from harness.utility.models import Given, Lazy, model_of, target_class
-from metrics.answers import answer_defined, answer_forms
+from metrics.answers import answer_defined, answer_form
 
 JUDGED = ("e2e", "closed_book", "rag_gain", "parametric_gain")  # need reference answers
 # GaRAGe's (docs/rag.md#garage): reference answers and a judge that reads eligibility and
@@ -84,7 +84,9 @@ def section_values(
     )  # fmt: skip
     for ask, metric in sorted(asks_of(metrics).items()):
         _can_or_fail(chosen, ask, metric)
-    forms = [answer_forms(q) for q in bench.queries]
+    # a judge reads the references whole: "A" (vitamin A) is one, though no chunk is searched
+    # for it (answer_forms)
+    forms = [[f for f in map(answer_form, q.answers) if f] for q in bench.queries]
     has_ref = [answer_defined(q, f) for q, f in zip(bench.queries, forms)]
     asks_judged = bool(families & set(JUDGED))
     if (asks_judged or garage_ks) and not any(has_ref):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.core.errors import HarnessError, guarded_call
-from metrics.answers import normalize
+from metrics.answers import answer_form, holds_answer
 
 # RARE's and CRUMQs' criterion (a correct answer states what a reference answer states;
 # wording may differ), in a format a strict parser can read
@@ -136,16 +136,16 @@ class Claim:
 
 
 def exact_match(answer: str, references: Sequence[str]) -> bool:
-    text = normalize(answer)
-    return any(text == normalize(r) for r in references)
+    text = answer_form(answer)
+    return any(text == answer_form(r) for r in references)
 
 
 def token_f1(answer: str, references: Sequence[str]) -> float:
     """SQuAD's token F1 against the best reference, on the normal form."""
-    got = normalize(answer).split()
+    got = answer_form(answer).split()
     best = 0.0
     for ref in references:
-        want = normalize(ref).split()
+        want = answer_form(ref).split()
         same = sum((Counter(got) & Counter(want)).values())
         if same:
             p, r = same / len(got), same / len(want)
@@ -160,9 +160,8 @@ class Lexical:
     def judge(self, items: Sequence[Item]) -> list[bool]:
         out = []
         for it in items:
-            text = f" {normalize(it.answer)} "
-            forms = [f" {f} " for f in (normalize(r) for r in it.references) if f]
-            out.append(any(f in text for f in forms))
+            forms = [f" {f} " for f in (answer_form(r) for r in it.references) if f]
+            out.append(holds_answer(it.answer, forms))
         return out
 
 

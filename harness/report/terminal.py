@@ -76,6 +76,8 @@ def table(
         why = "without gold (or without a relevant chunk)"
         if any(m.split("@")[0] in _MODEL_FAMILIES for m in metric_names):
             why = "without a value (no gold, no reference answer, or no readable verdict)"
+        elif any(m.split("@")[0] in ("answer_recall", "answer_rank") for m in metric_names):
+            why = "without a value (no gold, or no answer a chunk can be searched for)"
         lines.append(
             f"({some}{excluded} {noun} {why} {verb} left out of the means; NaN in per_query.csv)"
         )

@@ -57,6 +57,15 @@ def test_exact_match_and_token_f1_on_the_normal_form():
     assert token_f1("nothing alike", ["Eiffel Tower"]) == 0.0
 
 
+def test_an_answer_of_articles_only_is_judged_whole():
+    # "A" (vitamin A) and "The The" (the band) normalise to nothing: never equal to anything
+    assert exact_match("A", ["a."]) and not exact_match("The", ["A"])
+    assert not exact_match("an answer", ["A"]) and not exact_match("", ["The The"])
+    assert token_f1("The The", ["the the"]) == 1.0
+    items = [Item("q", "A", ("A",)), Item("q", "It is a vitamin", ("A",)), Item("q", "x", ("A",))]
+    assert Lexical().judge(items) == [True, False, False]  # "a" is in most text: whole only
+
+
 def test_lexical_judge_matches_at_word_boundaries():
     items = [
         Item("q", "Madrid, I think", ("Madrid",)),
