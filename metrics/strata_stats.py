@@ -48,9 +48,14 @@ def _defined(values: Sequence[float], labels: Sequence[Hashable]):
 
 
 def sigma_overall(values: Sequence[float]) -> float:
+    """The standard deviation of the defined values; 0 when they differ by rounding only
+    (ten 0.1s have a float std of 1e-17, which would make VRR a ratio of rounding errors)."""
     v = np.asarray(values, dtype=np.float64)
     v = v[~np.isnan(v)]
-    return float(v.std()) if len(v) else math.nan
+    if not len(v):
+        return math.nan
+    sigma = float(v.std())
+    return 0.0 if sigma <= 1e-12 * (1.0 + float(np.abs(v).max())) else sigma
 
 
 def sigma_within(values: Sequence[float], labels: Sequence[Hashable]) -> float:
@@ -284,7 +289,7 @@ def vrr_test(
     variance); with no permutations, only `observed`. `shuffles`: the permutations to use
     when the caller shares one draw across metrics (they must match the defined values)."""
     v, labs = _defined(values, labels)
-    if len(v) < 2 or not float(v.std()) > 0:
+    if len(v) < 2 or not sigma_overall(v) > 0:  # constant, up to rounding
         return None
     codes, n_codes = _encode(labs)
     observed = float(_between_share(v, codes[None, :], n_codes)[0])
@@ -316,7 +321,7 @@ def vrr_gain(
     (gain - null gain) / (1 - VRR of base - null gain): the chance-corrected share of the
     variance base leaves). `shuffles`: as for vrr_test, blocked by base's codes."""
     v, pairs = _defined(values, list(zip(base, extra)))
-    if len(v) < 2 or not float(v.std()) > 0:
+    if len(v) < 2 or not sigma_overall(v) > 0:  # constant, up to rounding
         return None
     b_codes, n_b = _encode([p[0] for p in pairs])
     e_codes, n_e = _encode([p[1] for p in pairs])

@@ -35,8 +35,18 @@ def did_you_mean(value: str, valid: Iterable[str]) -> str:
     folded: dict[str, str] = {}
     for name in valid:
         folded.setdefault(str(name).lower(), str(name))
-    close = difflib.get_close_matches(str(value).lower(), list(folded), n=1, cutoff=0.6)
+    given = str(value).lower()
+    close = difflib.get_close_matches(given, list(folded), n=1, cutoff=0.6)
+    if close and _negation(given, close[0]):
+        return ""  # 'relevant' is not a typo of 'irrelevant'
     return f" (did you mean '{folded[close[0]]}'?)" if close else ""
+
+
+def _negation(a: str, b: str) -> bool:
+    """Whether one name is the other with a negating prefix (ir-, un-, in-, non-, not-)."""
+    short, long = sorted((a, b), key=len)
+    head = long[: len(long) - len(short)]
+    return long.endswith(short) and head.rstrip("-_ ") in ("ir", "un", "in", "non", "not", "no")
 
 
 def unknown_name(kind: str, value: str, valid: Iterable[str], fix: str = "") -> ConfigError:

@@ -26,10 +26,25 @@ def path_for(cfg: Mapping[str, Any], corpus: str) -> Path:
     return Path(s["dir"]).expanduser() / corpus / name
 
 
+def corpus_args(corpus: Mapping[str, Any], name: str) -> list[str]:
+    """The overrides that name this corpus again: its config's name, or for data read by
+    path (corpus=redqa / beir / ...) the format and the path, with the settings that change
+    what is read."""
+    import shlex
+
+    if not corpus.get("path"):
+        return [f"corpus={name}"]
+    out = [f"corpus={corpus.get('format', 'redqa')}", f"corpus.path={corpus['path']}"]
+    for key in ("name", "split", "qrels"):
+        if isinstance(corpus.get(key), str) and not (key == "split" and corpus[key] == "test"):
+            out.append(f"corpus.{key}={corpus[key]}")
+    return [shlex.quote(a) for a in out]
+
+
 def rebuild_command(cfg: Mapping[str, Any], corpus: str) -> str:
     """The command that rebuilds the strata file this config points at."""
     s = cfg["strata"]
-    parts = ["python -m harness.stratify", f"corpus={corpus}"]
+    parts = ["python -m harness.stratify", *corpus_args(cfg.get("corpus") or {}, corpus)]
     if cfg["extractor"].get("method") == "llm":
         parts += ["extractor=llm", f"extractor.model={cfg['extractor']['model']}"]
     elif cfg["extractor"]["name"] != "offline":

@@ -83,3 +83,12 @@ def test_rare_table3_preset_sweeps_the_paper_grid():
     with (ROOT / "harness" / "data" / "reference" / "rare.csv").open() as fh:
         published = {row["retriever"] for row in csv.DictReader(fh)}
     assert {r.removesuffix("-rare") for r in retrievers} == published
+
+
+def test_did_you_mean_never_offers_the_negation():
+    from harness.core.errors import did_you_mean
+
+    assert did_you_mean("RELEVANT", ["IRRELEVANT", "ANSWER-THE-QUESTION"]) == ""
+    assert did_you_mean("answerable", ["unanswerable"]) == ""
+    assert did_you_mean("RELEVNT", ["RELEVANT", "IRRELEVANT"]) == " (did you mean 'RELEVANT'?)"
+    assert did_you_mean("ndgc", ["nDCG"]) == " (did you mean 'nDCG'?)"

@@ -120,3 +120,13 @@ def test_min_resamples_puts_one_resample_in_each_tail(confidence, least):
     assert stats.min_resamples(confidence) == least
     tail = (1 - confidence) / 2
     assert least * tail >= 1 - 1e-9 > (least - 1) * tail
+
+
+def test_a_metric_constant_up_to_rounding_has_no_vrr():
+    from metrics.strata_stats import sigma_overall, vrr, vrr_test
+
+    tenths = [0.1] * 10  # numpy's std is 1.4e-17 here, not 0
+    labels = list("aabbccddee")
+    assert sigma_overall(tenths) == 0.0 and math.isnan(vrr(tenths, labels))
+    assert vrr_test(tenths, labels, permutations=10, seed=0) is None
+    assert vrr([0.1, 0.2, 0.3, 0.4], list("aabb")) > 0.5

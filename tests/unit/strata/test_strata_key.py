@@ -35,3 +35,25 @@ def test_labelled_benchmarks_key_their_strata_by_the_relevance_settings(tmp_path
     # a benchmark without labels or dates: the settings change nothing, and are not recorded
     demo = judge(harness.load_benchmark("demo"), RelevanceSpec.from_config(strict))
     assert relevance_param({"relevance": strict}, demo) == {}
+
+
+def test_the_rebuild_command_names_a_corpus_read_by_path_as_it_was_given():
+    from harness.strata.file import rebuild_command
+
+    def cfg(corpus):
+        strata = {"embedder": "minilm", "resolution": 1.0}
+        return {"corpus": corpus, "strata": strata, "extractor": {"name": "offline"}}
+
+    named = cfg({"name": "general-wiki", "format": "redqa", "git_blob_sha1": "x"})
+    assert rebuild_command(named, "general-wiki") == (
+        "python -m harness.stratify corpus=general-wiki --force"
+    )
+    redqa = cfg({"name": None, "format": "redqa", "path": "data/p1.json"})
+    assert rebuild_command(redqa, "p1") == (
+        "python -m harness.stratify corpus=redqa corpus.path=data/p1.json --force"
+    )
+    beir = cfg({"name": "sf", "format": "beir", "path": "my data/sf", "split": "dev"})
+    assert rebuild_command(beir, "sf") == (
+        "python -m harness.stratify corpus=beir 'corpus.path=my data/sf' corpus.name=sf "
+        "corpus.split=dev --force"
+    )
