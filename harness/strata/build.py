@@ -75,6 +75,10 @@ def make_embedder(name: str, runtime: Mapping[str, Any]):
         raise ConfigError(f"strata.embedder '{name}': {exc}") from None
 
 
+# relevance settings that decide no passage's grade: they leave the strata as they are
+NOT_GOLD = frozenset({"distractors"})
+
+
 def relevance_param(cfg: Mapping[str, Any], bench: Benchmark) -> dict[str, Any]:
     """The `relevance` settings, where they shape the gold the strata read (a benchmark with
     labels or dates, which harness.data.relevance judged): {"relevance": ...}; else {}."""
@@ -82,7 +86,8 @@ def relevance_param(cfg: Mapping[str, Any], bench: Benchmark) -> dict[str, Any]:
         return {}
     from harness.data.relevance import RelevanceSpec
 
-    return {"relevance": RelevanceSpec.from_config(cfg.get("relevance")).as_config()}
+    conf = RelevanceSpec.from_config(cfg.get("relevance")).as_config()
+    return {"relevance": {k: v for k, v in conf.items() if k not in NOT_GOLD}}
 
 
 def strata_params(cfg: Mapping[str, Any], extractor, embedder) -> dict[str, Any]:

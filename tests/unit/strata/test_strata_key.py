@@ -27,11 +27,21 @@ def test_labelled_benchmarks_key_their_strata_by_the_relevance_settings(tmp_path
     strict = {"grades": {"RELATED": 0, "IRRELEVANT": 0, "ANSWER-THE-QUESTION": 2}}
     loose = {"grades": {"RELATED": 1, "IRRELEVANT": 1, "ANSWER-THE-QUESTION": 2}}
     a = relevance_param({"relevance": loose}, judge(raw, RelevanceSpec.from_config(loose)))
-    assert a == {"relevance": RelevanceSpec.from_config(loose).as_config()}
+    gold = RelevanceSpec.from_config(loose).as_config()
+    del gold["distractors"]  # which labels count as distractors decides no grade
+    assert a == {"relevance": gold}
     b = relevance_param({"relevance": strict}, judge(raw, RelevanceSpec.from_config(loose)))
     doc = {"checksum": "sha256:x", "params": {"k": 50, **a}}
     assert mismatch(doc, "sha256:x", {"k": 50, **a}) is None
-    assert "it was built with relevance = " in mismatch(doc, "sha256:x", {"k": 50, **b})
+    said = mismatch(doc, "sha256:x", {"k": 50, **b})  # the one setting that differs, alone
+    assert said == (
+        "it was built with relevance.grades = {'ANSWER-THE-QUESTION': 2, 'IRRELEVANT': 1, "
+        "'RELATED': 1}, the config asks for {'ANSWER-THE-QUESTION': 2, 'IRRELEVANT': 0, "
+        "'RELATED': 0}"
+    )
+    # a file built before recorded the distractors too: they still decide nothing
+    before = {"checksum": "sha256:x", "params": {"k": 50, "relevance": {**gold, "distractors": []}}}
+    assert mismatch(before, "sha256:x", {"k": 50, **a}) is None
     # a benchmark without labels or dates: the settings change nothing, and are not recorded
     demo = judge(harness.load_benchmark("demo"), RelevanceSpec.from_config(strict))
     assert relevance_param({"relevance": strict}, demo) == {}
