@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cell.result import Evaluation
-from harness.core.errors import ConfigError, did_you_mean
+from harness.core.errors import ConfigError, HarnessError, did_you_mean
 from harness.core.files import to_json
 from harness.core.run import Run
 from harness.core.types import Benchmark
@@ -154,7 +154,7 @@ def evaluate(
     run, unknown = apply_unknown_ids(
         run, bench.vocab, ids, plan.unknown_ids, lambda: bench.vocab_table
     )
-    doc, doc_path, custom = _strata(strata, bench)
+    doc, doc_path, custom = _strata(strata, bench, plan.config)
     models = {s.key: tuple(objects[role] for role, _ in s.objects) for s in SECTIONS}
     scored = score(plan, bench, run, doc=doc, strata_path=doc_path, extra=custom, models=models)
     # how tables name it: the config's display_name, unless the caller renamed it
@@ -253,19 +253,29 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
     return Run.of(found, name=named, depth=depth, where=where), retriever
 
 
-def _strata(strata, bench: Benchmark):
-    """(semantic strata document or None, its path, {name: labels}) from the `strata` argument."""
+def _strata(strata, bench: Benchmark, config: Mapping[str, Any]):
+    """(semantic strata document or None, its path, {name: labels}) from the `strata`
+    argument. A strata file must be of this benchmark's data and, for a labelled or dated
+    one, of these relevance settings (as the command line checks it)."""
     if strata is None:
         return None, None, {}
     if isinstance(strata, (str, Path)):
-        from harness.strata.file import load
+        from harness.strata.build import relevance_param
+        from harness.strata.file import load, mismatch
 
         path = Path(strata).expanduser()
         if not path.is_file():
             raise ConfigError(
                 f"strata file not found: {path}; build it with python -m harness.stratify"
             )
-        return load(path), path, {}
+        doc = load(path)
+        why = mismatch(doc, bench.checksum, relevance_param(config, bench))
+        if why is not None:
+            raise HarnessError(
+                f"strata file {path} does not fit this evaluation: {why}; build one for it "
+                "with python -m harness.stratify"
+            )
+        return doc, path, {}
     if not isinstance(strata, Mapping):
         raise ConfigError("strata must be a strata file path or {name: labels}")
     ids = [q.query_id for q in bench.queries]

@@ -112,3 +112,13 @@ def test_a_notebook_shows_the_notes_and_the_queries_left_out(numeric):
     assert "<li>P(rel=2)@1: 1 of 2 queries without a value" in shown
     assert "1 benchmark query has no results in the run" in shown
     assert "1 ranked chunk id in 1 query is not in the corpus (e.g. &#x27;9&#x27;)" in shown
+
+
+def test_a_strata_file_of_other_data_is_refused(tmp_path):
+    from harness.strata.file import SCHEMA
+
+    path = tmp_path / "strata.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "checksum": "sha256:other", "params": {}}))
+    with pytest.raises(HarnessError, match=r"strata file .* does not fit this evaluation: it was "
+                       r"built for corpus checksum sha256:other"):  # fmt: skip
+        harness.evaluate("demo", "bm25", strata=path, bootstrap=0)
