@@ -150,6 +150,8 @@ def judge(bench: Benchmark, spec: RelevanceSpec | None = None) -> Benchmark:
 
 
 def _judged(bench: Benchmark, spec: RelevanceSpec) -> Benchmark:
+    if any(q.labels or q.date is not None for q in bench.queries):  # the settings matter
+        _check_matches(bench, spec)
     if not any(_needs(q, spec) for q in bench.queries):
         return bench
     counts = {"labels": 0, "outdated_zeroed": 0, "groups_emptied": 0, "queries_windowed": 0}
@@ -169,6 +171,25 @@ def _judged(bench: Benchmark, spec: RelevanceSpec) -> Benchmark:
         )
     meta = {**bench.metadata, "relevance": counts}
     return replace(bench, queries=queries, metadata=meta)
+
+
+def _check_matches(bench: Benchmark, spec: RelevanceSpec) -> None:
+    """Refuse a dynamism setting changed from its default that matches nothing in the data
+    (`dynamism_field=nosuch`, `outdated_for=[rapid]`): it would change no grade, silently."""
+    default, name = RelevanceSpec(), spec.dynamism_field
+    values = sorted({str(v) for q in bench.queries if (v := q.fields.get(name)) is not None})
+    if name != default.dynamism_field and not values:
+        fields = sorted({k for q in bench.queries for k in q.fields})
+        raise ConfigError(
+            f"relevance.dynamism_field '{name}': no query of {bench.name} has that field"
+            f"{did_you_mean(name, fields)}; fields: {', '.join(fields) or 'none'}"
+        )
+    unknown = [v for v in spec.outdated_for if v not in values]
+    if values and tuple(spec.outdated_for) != default.outdated_for and unknown:
+        raise ConfigError(
+            f"relevance.outdated_for names '{unknown[0]}', which no query's {name} is"
+            f"{did_you_mean(unknown[0], values)}; values: {', '.join(values)}"
+        )
 
 
 def _needs(q: Query, spec: RelevanceSpec) -> bool:

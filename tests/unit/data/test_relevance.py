@@ -109,6 +109,19 @@ def test_outdated_for_none_keeps_every_passage_relevant():
     assert q.qrels == {"new": 1, "old": 1} and q.max_age_days == 7  # outdated@K still known
 
 
+def test_a_changed_dynamism_setting_that_matches_nothing_is_refused():
+    b = bench(fast(), fast("r", fields={"dynamism": "slow"}))
+    said = r"relevance.dynamism_field 'dynamsm': no query of t has that field \(did you mean "
+    with pytest.raises(ConfigError, match=said + r"'dynamism'\?\); fields: dynamism"):
+        judge(b, RelevanceSpec.from_config({"dynamism_field": "dynamsm"}))
+    with pytest.raises(ConfigError, match=r"relevance.outdated_for names 'rapid', which no query's "
+                       r"dynamism is; values: fast, slow"):  # fmt: skip
+        judge(b, RelevanceSpec.from_config({"outdated_for": ["fast", "rapid"]}))
+    # the defaults, and settings that match, pass (a benchmark without the field too)
+    judge(b, RelevanceSpec.from_config({"outdated_for": ["slow"]}))
+    judge(bench(Query("q", "x", (), labels={"a": "RELATED"})), RelevanceSpec())
+
+
 def test_unknown_label_is_one_line_naming_query_chunk_and_fix():
     b = bench(Query("q7", "x", (), labels={"rel": "RELEVANT"}))
     with pytest.raises(BenchmarkError) as info:
