@@ -131,6 +131,17 @@ def remove_empty(dirs: list[Path]) -> None:
             d.rmdir()
 
 
+def sha256_of(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes, read in blocks (a run file may be gigabytes)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def missing(path: Path, what: str, want: str = "file") -> str:
     """Why `path` cannot be read as a `want` ("file" or "folder") named `what`: it is absent,
     or it is the other kind (a folder given for a file says so, not "not found")."""

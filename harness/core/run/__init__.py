@@ -239,13 +239,14 @@ class Run:
                     f"{where}run query '{qid}' maps to {type(docs).__name__}, expected "
                     "{chunk_id: score}"
                 )
-            bad = next(((c, v) for c, v in pairs if not _finite(v)), None)
-            if bad is not None:  # as Run.from_trec refuses them: no order among infinities
-                raise BenchmarkError(
-                    f"{where}run query '{qid}', chunk '{bad[0]}': score {bad[1]!r} is not a "
-                    "finite number; give finite scores"
-                )
-            text = text and type(qid) is str and all(type(c) is str for c, _ in pairs)
+            text = text and type(qid) is str
+            for c, v in pairs:  # one pass: finite scores, and whether every id is a str
+                if not _finite(v):  # as Run.from_trec refuses them: no order among infinities
+                    raise BenchmarkError(
+                        f"{where}run query '{qid}', chunk '{c}': score {v!r} is not a finite "
+                        "number; give finite scores"
+                    )
+                text = text and type(c) is str
         if not text:
             given = _as_text(given, where)
         if depth is None:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.core.errors import HarnessError, did_you_mean
+from harness.core.files import sha256_of
 
 log = logging.getLogger("harness.report")
 
@@ -196,12 +197,6 @@ MANIFEST = ".written"  # in --out: what leaderboards wrote there, with digests
 _FORMAT = 2  # the manifest's layout: {"format": 2, "files": {name: digest or [digests]}}
 
 
-def _digest(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _manifest(out: Path) -> tuple[dict[str, set[str]], bool]:
     """The files leaderboards wrote under `out`, each with the digests it may hold (empty
     when none are listed), and whether the list is an earlier version's: a flat
@@ -230,19 +225,21 @@ def _write_manifest(out: Path, files: dict[str, set[str]]) -> None:
     write_text_atomic(out / MANIFEST, json.dumps(doc, indent=0, sort_keys=True) + "\n")
 
 
-def _check_ours(out: Path, new: dict[str, str]) -> dict[str, set[str]]:
+def _check_ours(
+    out: Path, new: dict[str, str], listed: dict[str, set[str]], earlier: bool
+) -> dict[str, set[str]]:
     """Refuse to replace a file under `out` that no leaderboard wrote, or that was edited
     since (its digest is not listed), unless it already holds the new bytes; a file an
     earlier version listed (whose partial runs did not list theirs) is taken, with a note.
     Returns the list to write before anything moves: every digest each file may hold while
-    the files are moved in (an interrupted run leaves nothing the next one refuses)."""
-    listed, earlier = _manifest(out)
+    the files are moved in (an interrupted run leaves nothing the next one refuses).
+    `listed`, `earlier`: the manifest as `_manifest` read it; `new`: name -> new digest."""
     pending = {k: set(v) for k, v in listed.items()}
     taken = []
     for name, digest in new.items():
         final = out / name
         if final.exists() or final.is_symlink():
-            held = _digest(final) if final.is_file() and not final.is_symlink() else None
+            held = sha256_of(final) if final.is_file() and not final.is_symlink() else None
             if held is None or held not in (listed.get(name, set()) | {digest}):
                 if held is None or not earlier:
                     raise HarnessError(
@@ -262,16 +259,22 @@ def _check_ours(out: Path, new: dict[str, str]) -> dict[str, set[str]]:
 
 
 def _forget_earlier(
-    out: Path, files: list[Path], full: bool, before: dict[str, set[str]] | None = None
+    out: Path,
+    files: list[Path],
+    full: bool,
+    before: dict[str, set[str]] | None = None,
+    digests: dict[str, str] | None = None,
 ) -> None:
     """List this run's files in the manifest (a partial run, --table or --format, adds them
     to what is listed). After a full leaderboard (every table, every format), remove what
     the previous one wrote under `out` and this one did not (the tables of a corpus no longer
     shown): only a file `before` (the list as the run found it) names, still holding what was
     written (a file the user replaced or added is never touched), inside `out` and not
-    through a link."""
+    through a link. `digests`: name -> digest of `files`, when the caller has them."""
     before = _manifest(out)[0] if before is None else before
-    now = {f.relative_to(out).as_posix(): {_digest(f)} for f in files}
+    names = [f.relative_to(out).as_posix() for f in files]
+    digests = digests or {n: sha256_of(f) for n, f in zip(names, files)}
+    now = {n: {digests[n]} for n in names}
     _write_manifest(out, now if full else {**before, **now})
     if not full:
         return
@@ -284,7 +287,7 @@ def _forget_earlier(
                 continue
             if (path.stat().st_dev, path.stat().st_ino) in written:  # this run's (case folds)
                 continue
-            if _digest(path) not in before[name]:  # changed since: not ours to remove
+            if sha256_of(path) not in before[name]:  # changed since: not ours to remove
                 continue
             path.unlink()
             gone.append(name)
@@ -337,9 +340,9 @@ def write(args, board, corpora, tables) -> list[Path]:
             plots = all_plots(board, corpora, stage / "plots", args.k)
             staged += plots
             put("index.html", page(board, corpora, tables, plots))
-        before = _manifest(out)[0]
-        new = {p.relative_to(stage).as_posix(): _digest(p) for p in staged}
-        pending = _check_ours(out, new)
+        before, earlier = _manifest(out)
+        new = {p.relative_to(stage).as_posix(): sha256_of(p) for p in staged}
+        pending = _check_ours(out, new, before, earlier)
         make_dirs(out)
         _write_manifest(out, pending)  # before any file moves in
         files = []
@@ -348,7 +351,7 @@ def write(args, board, corpora, tables) -> list[Path]:
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, final)
             files.append(final)
-        _forget_earlier(out, files, fmt == "all" and args.table == "all", before)
+        _forget_earlier(out, files, fmt == "all" and args.table == "all", before, new)
         return files
     finally:
         shutil.rmtree(stage, ignore_errors=True)
