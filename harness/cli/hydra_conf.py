@@ -225,7 +225,10 @@ def _one_line(exc: Exception) -> str:
     """Hydra/OmegaConf messages span lines of detail; keep the informative ones, joined."""
     skip = ("full_key", "reference_type", "object_type", "Set the environment variable")
     lines: list[str] = []
-    while exc is not None:
+    seen: set[int] = set()
+    # Under a debugger, coverage or OC_CAUSE=1 OmegaConf links an error to itself as its cause.
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
         lines += [ln.strip() for ln in str(exc).splitlines()]
         exc = exc.__cause__
     return "; ".join(dict.fromkeys(ln for ln in lines if ln and not ln.startswith(skip)))

@@ -92,3 +92,28 @@ def test_did_you_mean_never_offers_the_negation():
     assert did_you_mean("answerable", ["unanswerable"]) == ""
     assert did_you_mean("RELEVNT", ["RELEVANT", "IRRELEVANT"]) == " (did you mean 'RELEVANT'?)"
     assert did_you_mean("ndgc", ["nDCG"]) == " (did you mean 'nDCG'?)"
+
+
+def test_a_bad_value_under_a_debugger_is_still_one_line(tmp_path):
+    """Under a debugger, coverage or OC_CAUSE=1, OmegaConf makes an error its own cause; the
+    message is still one line (following the causes used to loop until memory ran out). The
+    child gets a 3 GiB address-space limit so that the loop, if it came back, fails fast."""
+    import resource
+    import subprocess
+
+    from tests.helpers.cli import spawn
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    with spawn(
+        "harness", "metrics.k=[a]", cwd=tmp_path, env={"OC_CAUSE": "1"}, preexec_fn=limit,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        _, err = proc.communicate()
+    assert proc.returncode == 2, err
+    assert err == (
+        "error: Error merging override metrics.k=[a]; "
+        "Value 'a' of type 'str' could not be converted to Integer\n"
+    )
+    assert not any(tmp_path.iterdir())
