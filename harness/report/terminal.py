@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.core.tables import text
+from harness.core.tables import fixed, text
 from harness.strata.semantic import NA  # the label of a query a stratification cannot place
 from metrics.registry import FAMILIES, MODEL_KINDS, aggregate_of, in_percent
 
@@ -30,7 +30,7 @@ def display(metric: str, value: float | None, signed: bool = False) -> str:
         return "-"
     if aggregate_of(metric) == "sum":  # a total of counts (or its interval): whole
         return f"{value:{'+' if signed else ''}.0f}"
-    return f"{scale(metric) * value:{'+' if signed else ''}.2f}"
+    return fixed(scale(metric) * value, signed=signed)
 
 
 WIDTH = 120  # wider tables are printed transposed: one row per metric

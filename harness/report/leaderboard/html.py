@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.report.leaderboard.collect import Board
+from harness.report.leaderboard.render import interval, number
 from harness.report.leaderboard.tables import Table, Value
 from metrics.registry import higher_is_better, in_percent
 
@@ -95,11 +96,11 @@ def _cell(v: Value) -> str:
         cls = {"OK": "ok", "OK (ties)": "ok", "FAIL": "fail"}.get(v.text, "")
         return f'<td class="{cls}">{html.escape(v.text)}</td>'
     # a number written as text (an AUROC to 3 decimals) keeps its marks, as in Markdown
-    s = html.escape(v.text) if v.text is not None else "-" if v.value is None else f"{v.value:.2f}"
+    s = html.escape(number(v))
     s += ("*" if v.mark else "") + ("†" if v.stale else "")
     s = "<b>" + s + "</b>" if v.best else s
     if v.ci is not None:
-        s += f' <span class="ci">[{v.ci[0]:.1f}, {v.ci[1]:.1f}]</span>'
+        s += f' <span class="ci">{interval(v)}</span>'
     return f'<td class="num">{s}</td>'
 
 

@@ -9,24 +9,30 @@ from harness.core import tables
 from harness.report.leaderboard.tables import Table, Value
 
 
-def _num(v: Value) -> str:
+def number(v: Value) -> str:
+    """A table value as text: its own text, else 2 decimals, '-' for none."""
     if v.text is not None:
         return v.text
-    return "-" if v.value is None else f"{v.value:.2f}"
+    return "-" if v.value is None else tables.fixed(v.value)
 
 
 CI_NOTE = "[low, high]: 95 % bootstrap interval of the mean over queries"
 CI_NOTE_TEX = "low–high under a value: its 95 % bootstrap interval over queries"
 
 
-def _ci(v: Value) -> str:
-    return "" if v.ci is None else f"[{v.ci[0]:.1f}, {v.ci[1]:.1f}]"
+def interval(v: Value, between: str = ", ") -> str:
+    """A value's bootstrap interval to 1 decimal, '[low, high]' (with another `between`,
+    'low<between>high'); '' without one."""
+    if v.ci is None:
+        return ""
+    low, high = (tables.fixed(x, 1) for x in v.ci)
+    return f"[{low}, {high}]" if between == ", " else f"{low}{between}{high}"
 
 
 def _md_cell(v: Value, ci: bool = False) -> str:
-    s = _num(v) + ("*" if v.mark else "") + ("†" if v.stale else "")
+    s = number(v) + ("*" if v.mark else "") + ("†" if v.stale else "")
     s = f"**{s}**" if v.best else s
-    return f"{s} {_ci(v)}" if ci and v.ci is not None else s
+    return f"{s} {interval(v)}" if ci and v.ci is not None else s
 
 
 def _has_ci(t: Table) -> bool:
@@ -58,7 +64,7 @@ def markdown(t: Table, ci: bool = False) -> str:
             cells += [f"*{note}*"] + [""] * (span - 1)
         body.append(["*corpus*", *cells])
     body += [[label, *(_md_cell(v, ci) for v in vals)] for label, vals in t.rows]
-    body += [[f"*{label}*", *(_num(v) for v in vals)] for label, vals in t.published]
+    body += [[f"*{label}*", *(number(v) for v in vals)] for label, vals in t.published]
     lines = [f"### {t.title}"]
     if t.rows or t.published:  # a table without a row is its title and notes
         lines += ["", *tables.markdown([t.stub, *cols], body, align=align)]
@@ -98,7 +104,7 @@ def tex_escape(s: str) -> str:
 
 
 def _tex_cell(v: Value) -> str:
-    s = tex_escape(_num(v))
+    s = tex_escape(number(v))
     sup = ("*" if v.mark else "") + (r"\dagger" if v.stale else "")
     if sup:
         s += f"$^{{{sup}}}$"
@@ -158,9 +164,9 @@ def _width(t: Table, ci: bool) -> int:
     stub = max([len(t.stub), *(len(label) for label, _ in rows)])
     widths = []
     for j, head in enumerate(t.columns):
-        cells = [len(_num(vals[j])) + 1 for _, vals in rows if j < len(vals)]
+        cells = [len(number(vals[j])) + 1 for _, vals in rows if j < len(vals)]
         if ci:
-            cells += [len(_ci(vals[j])) * 4 // 5 for _, vals in t.rows if j < len(vals)]
+            cells += [len(interval(vals[j])) * 4 // 5 for _, vals in t.rows if j < len(vals)]
         widths.append(max([len(head), *cells]))
     col = 0
     for i, (g, span) in enumerate(t.groups):
@@ -213,12 +219,12 @@ def _latex_one(t: Table, ci: bool) -> str:
     for label, vals in t.rows:
         out.append(" & ".join([tex_escape(label), *(_tex_cell(v) for v in vals)]) + r" \\")
         if ci:
-            cells = [rf"{{\scriptsize {v.ci[0]:.1f}--{v.ci[1]:.1f}}}" if v.ci else "" for v in vals]
+            cells = [rf"{{\scriptsize {interval(v, '--')}}}" if v.ci else "" for v in vals]
             out.append(" & ".join(["", *cells]) + r" \\[2pt]")
     if t.published:
         out.append(r"\midrule")
         for label, vals in t.published:
-            cells = [rf"\textit{{{tex_escape(label)}}}", *(tex_escape(_num(v)) for v in vals)]
+            cells = [rf"\textit{{{tex_escape(label)}}}", *(tex_escape(number(v)) for v in vals)]
             out.append(" & ".join(cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
     notes = [*t.notes, *([CI_NOTE_TEX] if ci else [])]

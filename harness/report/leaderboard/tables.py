@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.cell.result import Evaluation
+from harness.core.tables import fixed
 from harness.report.leaderboard.collect import AUTHORS, MODEL_CARD, SHIPPED, Board
 from harness.report.terminal import scale
 
@@ -361,7 +362,7 @@ def reproduction(board: Board, corpora: Sequence[str], opts: Options) -> tuple[T
                     Value(text=ref.source),
                     Value(ref.value),
                     Value(got, stale=e.stale),
-                    Value(text="-" if delta is None else f"{delta:+.2f}"),
+                    Value(text="-" if delta is None else fixed(delta, signed=True)),
                     Value(text=status),
                     Value(text=_span_text(span, _records_ties(e) or not computed)),
                 ],
@@ -440,7 +441,7 @@ def _records_ties(e: Evaluation) -> bool:
 def _span_text(span: tuple[float, float] | None, recorded: bool) -> str:
     if span is None:
         return "-" if recorded else "not recorded"
-    return "-" if span[1] - span[0] <= 1e-9 else f"{span[0]:.2f}–{span[1]:.2f}"
+    return "-" if span[1] - span[0] <= 1e-9 else f"{fixed(span[0])}–{fixed(span[1])}"
 
 
 def _compared_notes(configs: dict[str, set[str]]) -> list[str]:
