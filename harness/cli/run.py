@@ -49,10 +49,13 @@ def _full(result) -> str:
     from harness.report.protocols import lines as protocol_lines
     from harness.report.protocols import rag_lines
     from harness.report.semantic import render
+    from metrics.registry import parse_metric
 
     scored = result.scored
     text = render(scored.aggregated, scored.variance, scored.semantic, result.metrics)
-    blocks = protocol_lines(scored.protocols.get("deflection")) + rag_lines(scored.rag)
+    ks = {parse_metric(m).k for m in result.metrics}  # a cell may hold more than was asked
+    blocks = protocol_lines(scored.protocols.get("deflection"), ks)
+    blocks += rag_lines(scored.rag, result.metrics)
     text += "\n\n" + "\n".join(blocks) if blocks else ""
     return text + (f"\n\n({result.strata_hint})" if result.strata_hint else "")
 

@@ -5,7 +5,7 @@ coverage types of end-to-end RAG (metrics.rag)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from harness.core.tables import text
@@ -24,9 +24,10 @@ def top_k(key: str) -> int:
     return int(key[3:].split("_", 1)[0])
 
 
-def lines(block: Mapping[str, Any] | None) -> list[str]:
+def lines(block: Mapping[str, Any] | None, ks: Collection[int] | None = None) -> list[str]:
     """The deflection section (metrics.json protocols.deflection): the top-1 score by
-    answerable value, the AUROC line and, with labels, the distractor line; [] for None."""
+    answerable value, the AUROC line and, with labels, the distractor line; [] for None.
+    `ks`: the cutoffs shown (a cell may hold more than a run asked for); None: all."""
     if not block:
         return []
     out = [
@@ -49,7 +50,7 @@ def lines(block: Mapping[str, Any] | None) -> list[str]:
     parts += [
         f"top-{top_k(key)} mean {num(v)}"
         for key, v in sorted(auroc.items(), key=lambda kv: top_k(kv[0]))
-        if key != "top1"
+        if key != "top1" and (ks is None or top_k(key) in ks)
     ]
     n = block["n"]
     partial = n.get("partial", 0)
@@ -61,6 +62,7 @@ def lines(block: Mapping[str, Any] | None) -> list[str]:
     d = block.get("distractors")
     if d:
         ats = sorted((k for k in d if k.startswith("top")), key=top_k)
+        ats = [k for k in ats if ks is None or top_k(k) in ks]
         shares = [f"@{top_k(k)} {100 * d[k]['share']:.1f}% ({d[k]['queries']})" for k in ats]
         n_lab = d[ats[0]]["n"] if ats else 0
         out.append(f"Unanswerable queries ({n_lab} with labels) with a distractor in the top K:")
@@ -70,14 +72,20 @@ def lines(block: Mapping[str, Any] | None) -> list[str]:
     return out
 
 
-def rag_lines(block: Mapping[str, Any] | None) -> list[str]:
+def rag_lines(block: Mapping[str, Any] | None, shown: Collection[str] | None = None) -> list[str]:
     """End-to-end RAG's blocks (metrics.json's rag block): RARE's coverage types (Figure 7:
     per K, each type's queries, share and E2E accuracy within it) and GaRAGe's deflection
-    rates; [] without them."""
+    rates; [] without them. `shown`: the metrics shown (a cell may hold more than a run asked
+    for): a K's coverage types go with e2e@K, its deflection rates with deflected@K, a
+    judging row with its metric; None: all."""
     if not block:
         return []
-    out = _coverage_lines(block.get("coverage_types"))
-    split = block.get("deflection")
+
+    def kept(part: Mapping[str, Any] | None, family: str) -> dict[str, Any]:
+        return {k: v for k, v in (part or {}).items() if shown is None or f"{family}@{k}" in shown}
+
+    out = _coverage_lines(kept(block.get("coverage_types"), "e2e"))
+    split = kept(block.get("deflection"), "deflected")
     if split:
         out += [
             "",
@@ -95,10 +103,20 @@ def rag_lines(block: Mapping[str, Any] | None) -> list[str]:
     if judging:
         out += ["", "Judging (end-to-end RAG): per metric, what the judge read and could not"]
         body = [[name, str(e["answers"]), str(e["unreadable"]), _judged(e)]
-                for name, e in judging.items()]  # fmt: skip
+                for name, e in judging.items() if _judged_shown(name, shown)]  # fmt: skip
         align = ["left", "right", "right", "left"]
         out += text(["metric", "answers", "unreadable", "detail"], body, align=align)
     return out
+
+
+def _judged_shown(name: str, shown: Collection[str] | None) -> bool:
+    """Whether a judging row is about a metric shown (deflection@K: deflected@K or
+    clarified@K)."""
+    if shown is None:
+        return True
+    family, _, k = name.partition("@")
+    both = ("deflected", "clarified") if family == "deflection" else (family,)
+    return any(f"{f}@{k}" in shown if k else f in shown for f in both)
 
 
 def _judged(entry: Mapping[str, Any]) -> str:

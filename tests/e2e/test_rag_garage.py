@@ -238,6 +238,20 @@ def test_a_forced_rerun_writes_the_same_bytes(cli_cell, files):
                for line in lines)  # fmt: skip
 
 
+def test_report_full_shows_the_cutoffs_asked_for(cli_cell, files):
+    """The cell holds @1 and @2; a run that asks for @2 is shown from disk, and report=full
+    prints the deflection split and the judging rows of @2 alone."""
+    _, cell = cli_cell
+    bench, run = files
+    cwd = cell.parent.parent.parent
+    again = harness(*cli_args(bench, run, cwd / "cache", "metrics.k=[2]", "report=full"), cwd=cwd)
+    assert again.returncode == 0, again.stderr
+    assert "is up to date" in again.stderr
+    rows = [line.split()[0] for line in again.stdout.splitlines() if "@" in line.split(" ")[0]]
+    assert "@2" in rows and "uraf@2" in rows and "deflection@2" in rows, rows
+    assert not [r for r in rows if r.endswith("@1")], rows
+
+
 class OnlyGarage(GarageJudge):
     """GaRAGe's questions, no verdict: enough for eligibility, not for e2e."""
 

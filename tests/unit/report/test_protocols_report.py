@@ -55,6 +55,10 @@ def test_terminal_lines_on_a_small_block():
         "  @10 50.0% (1); distractors: related",
     ]
     assert lines(None) == []
+    # a cell holding @5 as well, shown for a run that asked for @10: the @10 lines only
+    both = deflection(bench, run, [5, 10], ["RELATED"])
+    assert "top-5 mean" in lines(both)[-3] and "@5 " in lines(both)[-1]
+    assert lines(both, ks={10}) == got
 
 
 def _block(top1, means, shares=None, n=(40, 10)):
