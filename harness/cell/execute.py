@@ -212,11 +212,8 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     doc, strata_path, hint = None, None, None
     if plan.semantic:
         t = time.perf_counter()
-        doc, strata_path, note = strata_file.for_run(cfg, bench)
-        if doc is None:
-            hint = note
-        elif note:
-            notes.append(note)
+        doc, strata_path, note, hint = strata_file.for_run(cfg, bench)
+        notes += [note] if note else []
         timings["strata_s"] = time.perf_counter() - t
 
     cell_dir = plan.results_dir / bench.name / name
@@ -225,7 +222,7 @@ def run_cell(cfg: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -
     if stored is not None:
         verdict = _against_stored(stored, plan, bench, doc, strata_path, label)
         if verdict == "same":
-            return _shown(stored, hint, plan.metric_names)
+            return _shown(stored, hint, plan.metric_names, notes)
         if verdict == "rescore":
             return _rescore(stored, plan, bench, doc, strata_path, label, notes, hint)
         if verdict:
@@ -499,22 +496,22 @@ def _up_to_date(plan: CellPlan, name: str, label) -> Evaluation | None:
     data = SimpleNamespace(name=corpus, checksum=files_checksum(files), metadata={})
     if stored.checksum != data.checksum:
         return None
-    doc, strata_path, hint = None, None, None
+    doc, strata_path, note, hint = None, None, None, None
     if plan.semantic:
-        doc, strata_path, note = strata_file.for_run(plan.config, data)
-        hint = note if doc is None else None
+        doc, strata_path, note, hint = strata_file.for_run(plan.config, data)
     if _against_stored(stored, plan, data, doc, strata_path, label) != "same":
         return None
-    return _shown(stored, hint, plan.metric_names)
+    return _shown(stored, hint, plan.metric_names, [note] if note else [])
 
 
-def _shown(stored: Evaluation, hint, shown: Sequence[str]) -> Evaluation:
+def _shown(stored: Evaluation, hint, shown: Sequence[str], notes: Sequence[str]) -> Evaluation:
     """The up-to-date stored cell, showing the metrics asked for."""
     wanted = set(shown)
     stored.metrics = [n for n in stored.metrics if n in wanted]
     stored.notes = [
+        *notes,
         f"{stored.path} is up to date (same retriever config, data checksum, metrics and "
-        "strata); shown from disk, force=true recomputes it"
+        "strata); shown from disk, force=true recomputes it",
     ]
     stored.timings, stored.strata_hint, stored.skipped = {}, hint, True
     return stored

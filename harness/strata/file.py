@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.core.confs import runtime_of
 from harness.core.errors import HarnessError
@@ -148,27 +148,41 @@ def _ensure(bench, cfg, runtime, path: Path, force: bool) -> tuple[dict[str, Any
     return doc, path, status
 
 
-def for_run(cfg: Mapping[str, Any], bench) -> tuple[dict[str, Any] | None, Path, str | None]:
-    """The strata a run reports, per strata.mode: (document or None, path, note or None).
+class ForRun(NamedTuple):
+    """What a run reports of its strata: the document (None without one), its path, a note
+    every report prints, and a hint report=full prints (how to build strata never built)."""
 
-    A file that exists but does not fit is refused with the command that rebuilds it."""
+    doc: dict[str, Any] | None
+    path: Path
+    note: str | None = None
+    hint: str | None = None
+
+
+def for_run(cfg: Mapping[str, Any], bench) -> ForRun:
+    """The strata a run reports, per strata.mode.
+
+    A file that exists but does not fit is refused with the command that rebuilds it. With no
+    file for these settings but files for others (strata.resolution=2 where γ = 1 was built),
+    the note says so, as a run asking for other strata wants to hear."""
     mode = cfg["strata"]["mode"]
     if mode not in ("auto", "build", "off"):
         raise HarnessError(f"strata.mode must be auto, build or off, got {mode!r}")
     path = path_for(cfg, bench.name)
     if mode == "off":
-        return None, path, None
+        return ForRun(None, path)
     if mode == "build":
-        runtime = runtime_of(cfg)
-        doc, path, status = ensure(bench, cfg, runtime)
-        return doc, path, f"semantic strata {status}: {path}"
+        doc, path, status = ensure(bench, cfg, runtime_of(cfg))
+        return ForRun(doc, path, f"semantic strata {status}: {path}")
     if not path.is_file():
-        return (
-            None,
-            path,
-            f"no semantic strata for '{bench.name}' yet; build them once with: "
-            f"{rebuild_command(cfg, bench.name)[: -len(' --force')]}",
-        )
+        build = rebuild_command(cfg, bench.name)[: -len(" --force")]
+        others = sorted(p.name for p in path.parent.glob("*.json")) if path.parent.is_dir() else []
+        if others:
+            return ForRun(None, path, (
+                f"no semantic strata for '{bench.name}' with these settings ({path.name}); "
+                f"{path.parent} holds {', '.join(others)}; build them with: {build}"
+            ))  # fmt: skip
+        return ForRun(None, path, hint=f"no semantic strata for '{bench.name}' yet; build them "
+                      f"once with: {build}")  # fmt: skip
     doc = load(path)
     why = mismatch(doc, bench.checksum, run_params(cfg, bench))
     if why is not None:
@@ -176,4 +190,4 @@ def for_run(cfg: Mapping[str, Any], bench) -> tuple[dict[str, Any] | None, Path,
             f"strata file {path} does not fit this run: {why}; rebuild it with: "
             f"{rebuild_command(cfg, bench.name)}"
         )
-    return doc, path, None
+    return ForRun(doc, path)
