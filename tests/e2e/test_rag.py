@@ -380,9 +380,28 @@ def test_the_rag_table_says_when_verdicts_were_unknown_on_one_side():
         return SimpleNamespace(values={"closed_book": np.array(closed), "e2e@1": np.array(e2e)})
 
     nan = math.nan
+    pair = [("closed_book", "e2e@1")]
     even, odd = cell([1.0, nan], [0.0, nan]), cell([1.0, nan], [0.0, 1.0])
-    assert not _uneven({"a": even}, [1])
-    assert _uneven({"a": even, "b": odd}, [1])
+    assert not _uneven({"a": even}, pair)
+    assert _uneven({"a": even, "b": odd}, pair)
+
+
+def test_the_rag_table_says_when_perfrecall_and_e2e_cover_other_queries(files, tmp_path):
+    """A query with gold groups and no reference answer has a PerfRecall and no E2E: the
+    table's note says why Param. Gain is not E2E - PerfRecall there."""
+    bench, run = files
+    data = json.loads(bench.read_text("utf-8"))
+    for key in ("answer", "answers"):
+        data["queries"][0].pop(key, None)
+    odd = tmp_path / "capitals.json"
+    odd.write_text(json.dumps(data), encoding="utf-8")
+    done = harness(*cli_args(odd, run, tmp_path / "c"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    board = leaderboard("--no-significance", "--table", "rag", cwd=tmp_path)
+    assert board.returncode == 0, board.stderr
+    text = squeeze((tmp_path / "leaderboard" / "rag_capitals.md").read_text(encoding="utf-8"))
+    assert "so Param. Gain, the mean of the per-query gains where both are known" in text
+    assert "Some verdicts could not be read" not in text
 
 
 @pytest.mark.parametrize(

@@ -97,24 +97,29 @@ def shaped_table(board: Board, corpus: str, shape: Shape, sig: Significance | No
     # the model section the numbers come from, in words; or why they do not compare
     section = (next(iter(cells.values())).doc.get("config") or {}).get(shape.section) or {}
     table.notes = [shape.note, mismatch or (shape.describe or _describe)(section)]
-    if shape is RARE and _uneven(cells, ks):
+    if shape is RARE and _uneven(cells, [("closed_book", f"e2e@{k}") for k in ks]):
         table.notes.append(
             "Some verdicts could not be read: E2E and Param-only are then means over slightly "
             "different queries, and RAG Gain, the mean of the per-query gains where both are "
             "known, differs from their difference (docs/rag.md)"
+        )
+    if shape is RARE and _uneven(cells, [(f"perfrecall@{k}", f"e2e@{k}") for k in ks]):
+        table.notes.append(
+            "PerfRecall is a mean over the queries with gold groups, E2E over those with a "
+            "reference answer and a verdict; here they differ, so Param. Gain, the mean of the "
+            "per-query gains where both are known, differs from E2E - PerfRecall (docs/rag.md)"
         )
     table.notes += _legend(board, [corpus], sig, published=False, table=table)[1:]
     table.notes += not_shown
     return table
 
 
-def _uneven(cells: dict[str, Evaluation], ks: list[int]) -> bool:
-    """Whether some cell has e2e@K where closed_book is unknown, or the other way round."""
+def _uneven(cells: dict[str, Evaluation], pairs: list[tuple[str, str]]) -> bool:
+    """Whether some cell has one metric of a pair known on a query where the other is not."""
     for e in cells.values():
-        closed = e.values.get("closed_book")
-        for k in ks:
-            e2e = e.values.get(f"e2e@{k}")
-            if closed is not None and e2e is not None and (np.isnan(closed) != np.isnan(e2e)).any():
+        for a, b in pairs:
+            x, y = e.values.get(a), e.values.get(b)
+            if x is not None and y is not None and (np.isnan(x) != np.isnan(y)).any():
                 return True
     return False
 
