@@ -369,6 +369,24 @@ def test_a_custom_judge_class_from_the_command_line(files, tmp_path):
     assert "--k 2 draws it" in board.stderr
 
 
+def test_report_full_prints_the_coverage_types_of_the_cutoffs_shown(cli_cell, files):
+    """report=full prints RARE's coverage types (Figure 7) per K asked for: n, share and E2E
+    accuracy within each type; a run asking for @2 of a cell holding @1 and @2 shows @2."""
+    cwd, cache, _, _, _, _ = cli_cell
+    bench, run = files
+    for ks, shown in (("[1,2]", TYPES), ("[2]", {"2": TYPES["2"]})):
+        res = harness(*cli_args(bench, run, cache, f"metrics.k={ks}", "report=full"), cwd=cwd)
+        assert res.returncode == 0 and "is up to date" in res.stderr, res.stderr
+        names = set(TYPES["1"])
+        rows = [r for r in map(str.split, res.stdout.splitlines()) if r[1:2] and r[1] in names]
+        want = [
+            [f"@{k}", t, str(n), f"{100 * n / 4:.2f}", "-" if acc is None else f"{100 * acc:.2f}"]
+            for k, types in shown.items()
+            for t, (n, acc) in types.items()
+        ]
+        assert rows == want, res.stdout
+
+
 def test_the_rag_table_says_when_verdicts_were_unknown_on_one_side():
     from types import SimpleNamespace
 

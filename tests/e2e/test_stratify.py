@@ -107,6 +107,15 @@ def test_strata_do_not_depend_on_which_retriever_runs_first(tmp_path):
     pop = sem["population"]["estimate"]["group_ndcg@10"]
     assert pop["bounds"][0] <= pop["weighted"] <= pop["bounds"][1]
     assert pop["plain"] == pytest.approx(m["results"]["overall"]["mean"]["group_ndcg@10"])
+    # the API on the same strata file: its population and beyond-hop frames hold these
+    from harness import evaluate
+
+    ev = evaluate("demo", "bm25", strata=b.joinpath(*STRATA), bootstrap=0)
+    frame = ev.population.loc["group_ndcg@10"]
+    assert (frame["low"], frame["high"]) == tuple(pop["bounds"])
+    assert (frame["plain"], frame["weighted"]) == (pop["plain"], pop["weighted"])
+    beyond = ev.beyond_hop.loc[("group_ndcg@10", "dispersion")]
+    assert beyond.to_dict() == m["variance"]["group_ndcg@10"]["beyond_hop"]["dispersion"]
     cov = sem["coverage"]
     assert cov["min_cluster_entities"] == 2 and cov["n_clusters"] <= cov["all"]["n_clusters"]
     header = (cell / "per_query.csv").read_text().splitlines()[0]

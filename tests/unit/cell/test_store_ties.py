@@ -50,6 +50,16 @@ def test_saved_cell_records_ties_and_loads_with_and_without_them(tmp_path):
     assert overall["tie_queries"] == {"coverage@2": 2, "group_mrr@2": 2}
     assert doc["results"]["hop"]["1"]["tie_queries"] == {"coverage@2": 1, "group_mrr@2": 1}
     assert ev.ties.loc[("overall", "coverage@2"), "queries"] == 2
+    per = ev.per_query_ties  # each query's own range and expectation
+    assert list(per.index) == ["q1", "q2", "q3"]
+    assert list(per["coverage@2 low"]) == [0.5, 1.0, 0.0]
+    assert list(per["coverage@2 high"]) == [1.0, 1.0, 1.0]
+    assert list(per["coverage@2 expected"]) == pytest.approx([0.75, 1.0, 0.5])
+    assert per.columns[3:].tolist() == [
+        "group_mrr@2 low",
+        "group_mrr@2 high",
+        "group_mrr@2 expected",
+    ]
     # a cell written by an earlier version without the fields still loads, saying so
     for summary in [overall, *doc["results"]["hop"].values()]:
         for key in ("ties", "ties_expected", "tie_queries"):
