@@ -216,3 +216,41 @@ def test_llm_endpoint_unreachable_is_one_line_and_writes_nothing(tmp_path):
     )
     assert "for chunk '" in errors[0]
     assert not (tmp_path / "results" / "strata" / "demo").exists()
+
+
+def test_diagnose_then_the_leaderboard_shows_sim_and_red(tmp_path):
+    """`harness diagnose` (real MiniLM embeddings) prints the corpus Similarity and the gold
+    redundancy and writes them; the leaderboard's Table 3 shows them in its corpus row, and
+    ignores the file, saying so, once it was computed on other data than the cells."""
+    from tests.helpers.cli import run_module
+
+    env = _env(tmp_path)
+    out = run_module("harness", "diagnose", "corpus=demo", "device=cpu", cwd=tmp_path, env=env)
+    lines = out.stdout.splitlines()
+    assert lines[0] == "demo · 116 chunks · 48 queries"
+    assert re.fullmatch(
+        r"similarity \(%\) +\d+\.\d\d  \(mean cosine .*minilm: .*d=384;.*", lines[1]
+    )
+    assert lines[2] == (
+        "gold redundancy (%) 64.17  (77 of 120 gold groups hold more than one chunk; mean "
+        "group size 1.75)"
+    )
+    path = tmp_path / "results" / "demo" / "diagnostics.json"
+    assert lines[3] == "diagnostics: results/demo/diagnostics.json"
+    doc = json.loads(path.read_text())
+    sim = doc["similarity"]["minilm"]["value"]
+    assert f"{100 * sim:.2f}" in lines[1] and doc["gold_redundancy"]["n_redundant"] == 77
+
+    harness("retriever=bm25", "stats.bootstrap=0", cwd=tmp_path, env=env)
+    board = leaderboard("--no-significance", "--table", "table3", cwd=tmp_path, env=env)
+    assert board.returncode == 0, board.stderr
+    table = squeeze((tmp_path / "leaderboard" / "table3.md").read_text(encoding="utf-8"))
+    assert f"| *corpus* | *Sim {100 * sim:.1f}% (minilm) · Red 64.2%* |" in table
+
+    doc["checksum"] = "sha256:" + "0" * 64  # diagnostics of other data
+    path.write_text(json.dumps(doc))
+    board = leaderboard("--no-significance", "--table", "table3", cwd=tmp_path, env=env)
+    assert "diagnostics.json: computed on other data than the cells; ignored" in board.stderr
+    table = squeeze((tmp_path / "leaderboard" / "table3.md").read_text(encoding="utf-8"))
+    # the Similarity is gone; the gold redundancy comes from the cell's own record
+    assert "Sim " not in table and "| *corpus* | *Red 64.2%* |" in table
