@@ -238,7 +238,8 @@ def _run_of(obj: Any, bench: Benchmark, depth: int | None, name: str | None):
         )
     if isinstance(obj, (Run, Mapping)) or is_frame(obj):
         run = Run.of(obj, name=name, depth=depth)
-        check_queries(run.query_ids(), {q.query_id for q in bench.queries}, "evaluate(): ")
+        ranked = [q for q in run.query_ids() if run[q].size]  # {"q1": {}} ranks nothing
+        check_queries(ranked, {q.query_id for q in bench.queries}, "evaluate(): ")
         return run, _NoRetriever()
     shown = obj.__name__ if isinstance(obj, type) else type(obj).__name__
     retriever = as_retriever(obj, name=name, where=f"evaluate(..., {shown})")

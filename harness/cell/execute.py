@@ -588,7 +588,7 @@ def run_coverage(bench, run, retriever, unknown_ids=None) -> dict[str, Any]:
     """Which benchmark queries the run has no ranking for (they score 0), the ranked chunk
     ids the corpus lacks (`unknown_ids`: what apply_unknown_ids found, kept or dropped), plus
     what the retriever itself reports (a run file's unknown ids over the whole file)."""
-    missing = [q.query_id for q in bench.queries if q.query_id not in run]
+    missing = [q.query_id for q in bench.queries if not run[q.query_id].size]  # absent or empty
     out: dict[str, Any] = {"queries_without_results": len(missing), "examples": missing[:5]}
     ids = {q.query_id for q in bench.queries}
     extra = [q for q in run.query_ids() if q not in ids]  # given as data: a run file drops its own

@@ -42,7 +42,9 @@ def test_a_run_of_another_benchmark_is_refused_not_scored_zero(numeric):
 
 
 @pytest.mark.parametrize(
-    "empty", [{}, pd.DataFrame({"qid": [], "docno": [], "score": []})], ids=["dict", "frame"]
+    "empty",
+    [{}, {"7": {}, "8": []}, pd.DataFrame({"qid": [], "docno": [], "score": []})],
+    ids=["dict", "empty-rankings", "frame"],
 )
 def test_an_empty_run_is_refused_as_an_empty_run_file_is(numeric, empty):
     with pytest.raises(BenchmarkError, match="the run holds no results"):
@@ -101,6 +103,13 @@ def test_compare_refuses_what_is_neither_a_folder_nor_a_result_and_names_unsaved
     b = harness.evaluate(numeric, {"7": {"1": 1.0}}, metrics="nDCG@10", bootstrap=0)
     with pytest.raises(HarnessError, match=r"different benchmarks: 'bm25' is 'demo', 'run' is"):
         harness.compare(a, b)
+
+
+def test_a_query_with_an_empty_ranking_has_no_results_as_a_missing_one(numeric):
+    for run in ({"7": {"1": 3.0}}, {"7": {"1": 3.0}, "8": {}}):
+        ev = harness.evaluate(numeric, run, metrics=["P@1"], bootstrap=0)
+        assert "1 benchmark query has no results in the run and score 0 (e.g. '8')" in ev.notes
+        assert ev.record["run"]["queries_without_results"] == 1
 
 
 def test_a_notebook_shows_the_notes_and_the_queries_left_out(numeric):

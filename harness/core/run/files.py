@@ -142,7 +142,8 @@ def _codes(todo: Sequence[Any], vocab: Mapping[str, int], table) -> tuple[list, 
 
 def check_queries(qids: Sequence[str], wanted: Collection[str], where: str) -> None:
     """Refuse a run that holds nothing, or whose query ids are none of the benchmark's (a
-    run of another benchmark scores 0 everywhere: an error, not a note)."""
+    run of another benchmark scores 0 everywhere: an error, not a note). `qids`: the run's
+    queries with at least one result."""
     if not len(qids):
         raise BenchmarkError(f"{where}the run holds no results; is it the right run?")
     if not any(q in wanted for q in qids):
@@ -210,7 +211,7 @@ def read_run(path: Path, fmt: str = "auto", key: str = "") -> dict[str, dict[str
         json_like = path.suffix.lower() == ".json" or text.lstrip()[:1] in ("{", "[")
         fmt = "json" if json_like else "trec"
     scores = _read_json(path, text) if fmt == "json" else _read_trec(path, text)
-    if not scores:
+    if not any(scores.values()):  # nothing, or queries with empty rankings only
         raise BenchmarkError(f"{path}: the run holds no results; is it the right file?")
     return scores
 

@@ -55,6 +55,7 @@ def test_malformed_trec(tmp_path, text, message):
         ('{"q1": [1, 2]}', r"query 'q1' maps to list"),
         ('{"q1": {"c1": true}}', r"query 'q1', chunk 'c1': score True is not a number"),
         ('{"q1": {"c1": "x"}}', r"score 'x' is not a number"),
+        ('{"q1": {}, "q2": {}}', r"r.json: the run holds no results"),
     ],
 )
 def test_malformed_json(tmp_path, text, message):
