@@ -123,6 +123,16 @@ def check_overrides(argv: Sequence[str]) -> None:
             groups.append([f"{prefix}{key}={v}" for v in values] if values else [o.input_line])
         else:
             others.append((o, f"{prefix}{key}={values[0]}" if values else o.input_line))
+    if not {"-m", "--multirun"} & set(argv):
+        swept = next((o for o in parsed if o.is_sweep_override()), None)
+        if swept is not None:  # Hydra's own answer is six lines and exit 1
+            key = swept.key_or_group
+            listed = ",".join(swept.sweep_string_iterator())
+            raise ConfigError(
+                f"'{swept.input_line}' gives several values, a sweep: add -m (--multirun) to "
+                "run one job per value"
+                + ("" if key in GROUPS else f", or write a list in brackets: {key}=[{listed}]")
+            )
     register()
     combos = list(itertools.islice(itertools.product(*groups), _MAX_COMBOS))
     with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):

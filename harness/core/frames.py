@@ -1,6 +1,7 @@
-"""Runs and qrels as pandas DataFrames, in the two column layouts the ecosystem uses:
-PyTerrier's (`qid, docno, score[, rank]`; qrels `qid, docno, label`) and ir_measures'
-(`query_id, doc_id, score`; qrels `query_id, doc_id, relevance`)."""
+"""Runs and qrels as pandas DataFrames, in the column layouts the ecosystem uses:
+PyTerrier's (`qid, docno, score[, rank]`; qrels `qid, docno, label`), ir_measures'
+(`query_id, doc_id, score`; qrels `query_id, doc_id, relevance`) and, for qrels, BEIR's
+(`query-id, corpus-id, score`, a qrels .tsv read with pandas)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ from harness.core.errors import BenchmarkError
 
 # (query id, chunk id, score) columns, in the order they are looked for
 RUN_COLUMNS = (("qid", "docno", "score"), ("query_id", "doc_id", "score"))
-QRELS_COLUMNS = (("qid", "docno", "label"), ("query_id", "doc_id", "relevance"))
+QRELS_COLUMNS = (
+    ("qid", "docno", "label"),
+    ("query_id", "doc_id", "relevance"),
+    ("query-id", "corpus-id", "score"),  # a BEIR qrels .tsv read with pandas
+)
 
 
 def is_frame(obj: Any) -> bool:
@@ -54,6 +59,11 @@ def qrels_text(df: Any) -> str:
     grades as integers where they are whole numbers, label names (RELATED) as they are."""
     lines = ["query-id\tcorpus-id\tscore"]
     for row, qid, doc, grade in _rows(df, "qrels", QRELS_COLUMNS):
+        if grade is None or (isinstance(grade, float) and not math.isfinite(grade)):
+            raise BenchmarkError(
+                f"qrels DataFrame row {row!r}: query '{qid}', chunk '{doc}' has no grade "
+                f"({grade}); give each row an integer grade or a label name"
+            )
         if isinstance(grade, float) and grade.is_integer():
             grade = int(grade)
         if any(c in str(x) for x in (qid, doc, grade) for c in "\t\r\n"):
@@ -77,7 +87,7 @@ def _rows(df: Any, what: str, layouts) -> Any:
         yield row, _id(qid, what, q, row), _id(doc, what, d, row), value
 
 
-_TOOLS = ("PyTerrier", "ir_measures")
+_TOOLS = ("PyTerrier", "ir_measures", "BEIR")
 
 
 def _id(value: Any, what: str, column: str, row: Any) -> str:

@@ -83,6 +83,12 @@ CASES = [
     R("k-negative", "metrics.k=[-1]", expect="metrics.k must hold positive integers, got -1"),
     R("k-empty", "metrics.k=[]", expect="metrics.k is empty"),
     R("k-text", "metrics.k=[a]", expect="metrics.k=[a]"),
+    R("sweep-without-m", "retriever=bm25,bm25-simple", expect="a sweep: add -m (--multirun)"),
+    R(
+        "list-without-brackets",
+        "metrics.k=5,10",
+        expect="write a list in brackets: metrics.k=[5,10]",
+    ),
     R("names-empty", "metrics.names=[]", expect="metrics.names is empty"),
     R("metric-typo", "metrics.names=[NumRett]", expect="unknown metric 'NumRett' (did you mean"),
     R("iprec-level", "metrics.names=[IPrec@1.5]", expect="recall level must be between 0 and 1"),

@@ -11,7 +11,7 @@ def test_check_overrides_did_you_mean():
         check_overrides(["retriever=bm26"])
     with pytest.raises(ConfigError, match=r"unknown corpus 'genral-wiki'.*valid: beir, demo"):
         check_overrides(["corpus=demo,genral-wiki"])
-    check_overrides(["retriever=bm25,bm25-simple", "corpus=redqa", "corpus.path=x"])
+    check_overrides(["-m", "retriever=bm25,bm25-simple", "corpus=redqa", "corpus.path=x"])
     check_overrides(["-m", "retrieval.depth=3,5", "hydra/launcher=basic", "+extra.key=1"])
 
 
@@ -117,3 +117,16 @@ def test_a_bad_value_under_a_debugger_is_still_one_line(tmp_path):
         "Value 'a' of type 'str' could not be converted to Integer\n"
     )
     assert not any(tmp_path.iterdir())
+
+
+def test_several_values_without_multirun_is_one_line_naming_both_readings():
+    with pytest.raises(ConfigError) as err:
+        check_overrides(["retriever=bm25,bm25-simple", "corpus=demo"])
+    assert str(err.value) == (
+        "'retriever=bm25,bm25-simple' gives several values, a sweep: add -m (--multirun) to "
+        "run one job per value"
+    )
+    with pytest.raises(ConfigError, match=r"or write a list in brackets: metrics.k=\[5,10\]$"):
+        check_overrides(["metrics.k=5,10"])
+    check_overrides(["-m", "retriever=bm25,bm25-simple"])  # a sweep, as asked
+    check_overrides(["--multirun", "retrieval.depth=5,10"])

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import harness
-from harness.core.errors import HarnessError
+from harness.core.errors import BenchmarkError, HarnessError
 from harness.data.benchmarks import data_files, files_checksum, load_benchmark
 
 JUDGED = [("q1", "d1", 2), ("q1", "d2", 0), ("q1", "d3", 1), ("q2", "d2", 1)]
@@ -61,13 +61,30 @@ def test_corpus_qrels_names_a_file_outside_the_folder(tmp_path, want):
 
 
 @pytest.mark.parametrize(
-    "columns", [("qid", "docno", "label"), ("query_id", "doc_id", "relevance")]
-)
+    "columns",
+    [("qid", "docno", "label"), ("query_id", "doc_id", "relevance"),
+     ("query-id", "corpus-id", "score")],
+    ids=["pyterrier", "ir_measures", "beir"],
+)  # fmt: skip
 def test_a_qrels_dataframe_reads_as_the_file(tmp_path, want, columns):
     folder = _folder(tmp_path, qrels_name=None)
     df = pd.DataFrame(JUDGED, columns=columns)
     assert _judgments(harness.load_benchmark(folder, qrels=df)) == want
     assert data_files({"format": "beir", "path": str(folder), "qrels": df}) is None
+
+
+@pytest.mark.parametrize("missing", [float("nan"), None])
+def test_a_qrels_dataframe_row_without_a_grade_is_refused_when_loaded(tmp_path, missing):
+    folder = _folder(tmp_path, qrels_name=None)
+    df = pd.DataFrame(JUDGED, columns=("query_id", "doc_id", "relevance")).astype(
+        {"relevance": object}
+    )
+    df.loc[1, "relevance"] = missing
+    qid, doc = df.loc[1, "query_id"], df.loc[1, "doc_id"]
+    with pytest.raises(
+        BenchmarkError, match=rf"^qrels DataFrame row 1: query '{qid}', chunk '{doc}' has no grade"
+    ):
+        harness.load_benchmark(folder, qrels=df)
 
 
 @pytest.mark.parametrize(
