@@ -153,19 +153,26 @@ def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) ->
 
     out = []
     for name in wanted:
+        known = True  # a metric the registry reads: not a typo, just not scored
         try:  # as metrics.names reads it: ndcg_cut_10 is nDCG@10, ndcg_cut every nDCG@K
             keys = expand(name, shared)
             key = keys[0] if len(keys) == 1 else parse_metric(name).name
         except AmbiguousMetric:
             raise
         except ConfigError:
-            keys, key = [], name
+            keys, key, known = [], name, False
         if not keys:
             missing = [_named(c) for c in cells if key not in c.values]
             said = f"'{name}'" if key == name else f"'{name}' ({key})"
+            hint = (
+                f"; score it into the cells first (rerun them adding it to metrics.names: the "
+                "stored ranked lists are rescored, nothing is retrieved again)"
+                if known
+                else did_you_mean(key, shared)
+            )
             raise HarnessError(
-                f"metric {said} is not in {', '.join(missing) or 'every folder'}"
-                f"{did_you_mean(key, shared)}; shared metrics: {', '.join(shared)}"
+                f"metric {said} is not in {', '.join(missing) or 'every folder'}{hint}; shared "
+                f"metrics: {', '.join(shared)}"
             )
         out += keys
     return list(dict.fromkeys(out))
