@@ -252,8 +252,8 @@ def _check_unique(path: Path, queries: tuple[Query, ...]) -> None:
 def _absent_gold(
     path: Path, queries: tuple[Query, ...], corpus: Mapping[str, Chunk]
 ) -> dict[str, Any] | None:
-    """Gold chunk ids the corpus lacks (they stay gold: relevant, never retrieved from the
-    corpus): counted, with examples, and noted; None when there are none."""
+    """Gold chunk ids the corpus lacks (they stay gold: relevant; no retriever finds them, a
+    run file may rank them): counted, with examples, and noted; None when there are none."""
     members = unreachable = 0
     chunks: dict[str, None] = {}
     for q in queries:
@@ -272,8 +272,8 @@ def _absent_gold(
     )
     log.info(
         f"{path}: {len(chunks)} gold chunk id(s) are not in the corpus (e.g. "
-        f"{', '.join(map(repr, examples))}); they stay gold, relevant but never retrieved "
-        f"from the corpus, as trec_eval counts them{never}"
+        f"{', '.join(map(repr, examples))}); they stay gold (relevant, as trec_eval counts "
+        f"them), and only a run file can rank them: no retriever finds them in the corpus{never}"
     )
     return {
         "gold_members": members,
@@ -336,7 +336,8 @@ def _absent_judged(
     log.info(
         f"{path}: {judgments} judgment(s) ({relevant} with grade > 0) name {len(chunks)} "
         f"chunk(s) not in corpus.jsonl (e.g. {', '.join(map(repr, examples))}); kept as "
-        f"trec_eval keeps them: relevant, but never retrieved from the corpus"
+        f"trec_eval keeps them (graded as judged), and only a run file can rank them: no "
+        f"retriever finds them in the corpus"
     )
     return {
         "judgments": judgments,

@@ -165,7 +165,7 @@ def select_metrics(cells: Sequence[Evaluation], wanted: Sequence[str] | None) ->
             missing = [_named(c) for c in cells if key not in c.values]
             said = f"'{name}'" if key == name else f"'{name}' ({key})"
             hint = (
-                f"; score it into the cells first (rerun them adding it to metrics.names: the "
+                "; score it into the cells first (rerun them adding it to metrics.names: the "
                 "stored ranked lists are rescored, nothing is retrieved again)"
                 if known
                 else did_you_mean(key, shared)

@@ -640,7 +640,10 @@ CASES = [
         B_CELL,
         "--metric",
         "P_10",
-        expect="'P_10' (P@10) is not in results/demo/bm25, results/demo/bm25-simple; score it into the cells first",
+        expect=(
+            "'P_10' (P@10) is not in results/demo/bm25, "
+            "results/demo/bm25-simple; score it into the cells first"
+        ),
     ),
     C(
         "metric-typo",
@@ -648,7 +651,10 @@ CASES = [
         B_CELL,
         "--metric",
         "covrage@10",
-        expect="'covrage@10' is not in results/demo/bm25, results/demo/bm25-simple (did you mean 'coverage@10'?)",
+        expect=(
+            "'covrage@10' is not in results/demo/bm25, "
+            "results/demo/bm25-simple (did you mean 'coverage@10'?)"
+        ),
     ),
     C(
         "metric-other-family",
@@ -656,7 +662,10 @@ CASES = [
         B_CELL,
         "--metric",
         "nDCG@10",
-        expect="'nDCG@10' is not in results/demo/bm25, results/demo/bm25-simple; score it into the cells first",
+        expect=(
+            "'nDCG@10' is not in results/demo/bm25, "
+            "results/demo/bm25-simple; score it into the cells first"
+        ),
     ),
     C("alpha-two", A_CELL, B_CELL, "--alpha", "2", expect="--alpha"),
     C("alpha-zero", A_CELL, B_CELL, "--alpha", "0", expect="--alpha"),

@@ -160,7 +160,8 @@ def test_issue_example_recall_at_10(mode, recall):
     assert ev.notes == [
         "1 ranked chunk id in 1 query is not in the corpus (e.g. 'ghost'); "
         + (
-            "kept at their rank as non-relevant (unknown_ids=keep, as trec_eval scores them)"
+            "kept at their rank and scored as the qrels judge them (unknown_ids=keep, as "
+            "trec_eval does)"
             if mode == "keep"
             else "dropped, later ranks moved up (unknown_ids=drop)"
         )

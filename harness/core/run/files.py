@@ -170,7 +170,8 @@ def unknown_ids_note(found: Mapping[str, Any] | None) -> str | None:
         return None
     n, m = found["entries"], found["queries"]
     what = (
-        "kept at their rank as non-relevant (unknown_ids=keep, as trec_eval scores them)"
+        "kept at their rank and scored as the qrels judge them (unknown_ids=keep, as trec_eval "
+        "does)"
         if found["mode"] == "keep"
         else "dropped, later ranks moved up (unknown_ids=drop)"
     )

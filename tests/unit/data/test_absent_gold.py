@@ -1,5 +1,5 @@
-"""Judged or gold chunk ids the corpus lacks are kept (relevant, never retrieved from the
-corpus), counted in the metadata and noted, as trec_eval keeps qrels of any document."""
+"""Judged or gold chunk ids the corpus lacks are kept (relevant; only a run file can rank them),
+counted in the metadata and noted, as trec_eval keeps qrels of any document."""
 
 import json
 import logging
@@ -34,6 +34,7 @@ def test_beir_qrels_of_chunks_the_corpus_lacks_are_kept(tmp_path, caplog):
         "examples": ["zz", "yy"],
     }
     assert "3 judgment(s) (2 with grade > 0) name 2 chunk(s) not in corpus.jsonl" in caplog.text
+    assert "kept as trec_eval keeps them (graded as judged), and only a run file" in caplog.text
 
 
 def test_beir_without_such_qrels_has_no_entry_and_no_note(tmp_path, caplog):
