@@ -87,14 +87,16 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def hold_lock(lock_path: Path, product: Path, what: str) -> Iterator[None]:
+def hold_lock(
+    lock_path: Path, product: Path, what: str, setting: str = "results.dir"
+) -> Iterator[None]:
     """Hold an inter-process lock on `lock_path` while `product` (a file or folder) is made;
     a second holder waits, with a note naming `what`. If `product` still does not exist on
     the way out (the work failed), the lock file and the folders made for it are removed, so a
     failed run leaves nothing behind. The lock file stays otherwise: deleting a lock file that
     another process may be waiting on would let a third one in."""
     made = new_dirs(lock_path.parent)
-    make_dirs(lock_path.parent)
+    make_dirs(lock_path.parent, setting)
     lock = FileLock(str(lock_path))
     try:
         try:
@@ -152,17 +154,19 @@ def missing(path: Path, what: str, want: str = "file") -> str:
     return f"{what} not found: {path}"
 
 
-def make_dirs(path: Path) -> None:
-    """mkdir -p, with a file in the way or a full or read-only disk as one HarnessError."""
+def make_dirs(path: Path, setting: str = "results.dir") -> None:
+    """mkdir -p, with a file in the way or a full or read-only disk as one HarnessError naming
+    the `setting` that chooses another folder."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise HarnessError(
-            f"{_first_file(path)} is a file where a folder belongs; move it away or set results.dir"
+            f"{_first_file(path)} is a file where a folder belongs; move it away or give "
+            f"another {setting}"
         ) from None
     except OSError as exc:
         raise HarnessError(
-            f"cannot create {path} ({exc.strerror}); free space or set results.dir"
+            f"cannot create {path} ({exc.strerror}); free space or give another {setting}"
         ) from None
 
 

@@ -123,7 +123,8 @@ def ensure(
     "rebuilt: <why>")."""
     path = path_for(cfg, bench.name)
     # One builder per strata file: a second one waits, then finds the file built.
-    with hold_lock(path.parent / f".{path.name}.lock", path, f"the strata file {path}"):
+    lock = path.parent / f".{path.name}.lock"
+    with hold_lock(lock, path, f"the strata file {path}", "strata.dir"):
         remove_temp_files(path)  # of a build that was killed while writing
         return _ensure(bench, cfg, runtime, path, force)
 

@@ -185,7 +185,8 @@ CASES = [
     ),
     H(
         "results-corpus-is-a-file",
-        expect="results/demo is a file where a folder belongs",
+        expect="results/demo is a file where a folder belongs; move it away or give another "
+        "results.dir",
         files={"results/demo": "not a folder"},
     ),
     # ---- python -m harness: RedQA files
@@ -422,7 +423,7 @@ CASES = [
     S(
         "stratify-strata-dir-is-a-file",
         "strata.dir=blocker",
-        expect="blocker is a file",
+        expect="blocker is a file where a folder belongs; move it away or give another strata.dir",
         files={"blocker": "x"},
     ),
     # ---- python -m harness.diagnose

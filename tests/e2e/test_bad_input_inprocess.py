@@ -632,6 +632,21 @@ CASES = [
     # ---- harness compare
     C("one-folder", A_CELL, expect="give at least two result folders (baseline first)"),
     C("folder-missing", A_CELL, "results/demo/nope", expect="result folder not found"),
+    L(
+        "out-is-a-file",
+        "--out",
+        "afile",
+        expect="afile is a file where a folder belongs; move it away or give another --out",
+        files={"afile": "x"},
+    ),
+    C(
+        "out-in-a-cell",
+        A_CELL,
+        B_CELL,
+        "--out",
+        f"{A_CELL}/report.md",
+        expect="--out results/demo/bm25/report.md is inside the cell folder",
+    ),
     C("metric-typo", A_CELL, B_CELL, "--metric", "group_ndgc@10", expect="group_ndgc@10"),
     C("metric-two-readings", A_CELL, B_CELL, "--metric", "ndcg@10", expect="could mean two"),
     C(

@@ -314,7 +314,7 @@ def write(args, board, corpora, tables) -> list[Path]:
 
     out = Path(args.out)
     made = new_dirs(out.parent)
-    make_dirs(out.parent)
+    make_dirs(out.parent, "--out")
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     staged: list[Path] = []
 
@@ -343,7 +343,7 @@ def write(args, board, corpora, tables) -> list[Path]:
         before, earlier = _manifest(out)
         new = {p.relative_to(stage).as_posix(): sha256_of(p) for p in staged}
         pending = _check_ours(out, new, before, earlier)
-        make_dirs(out)
+        make_dirs(out, "--out")
         _write_manifest(out, pending)  # before any file moves in
         files = []
         for path in staged:
