@@ -25,9 +25,27 @@ def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benc
     text = str(name_or_path)
     if isinstance(name_or_path, str) and text.startswith("irds:"):
         return load(named_config("corpus", "irds", {"id": text[len("irds:") :], **options}))
-    if isinstance(name_or_path, str) and text in group_options("corpus"):
-        return load(named_config("corpus", text, options))
     path = Path(text).expanduser()
+    if isinstance(name_or_path, str) and text in group_options("corpus"):
+        cfg = named_config("corpus", text, options)
+        unset = [k for k, v in cfg.items() if v == "???"]  # beir, redqa, hf, irds: a format
+        if unset and path.exists():  # load_benchmark("beir") beside a folder ./beir
+            return load_benchmark(f"./{text}", **options)
+        if unset:
+            raise ConfigError(
+                f"'{text}' is a format, not a benchmark: it needs {', '.join(unset)}; give "
+                f"load_benchmark('{text}', {unset[0]}=...), or a RedQA JSON file or BEIR folder "
+                "by its path"
+            )
+        if path.exists():
+            import warnings
+
+            warnings.warn(
+                f"'{text}' names the packaged benchmark; the '{text}' here is not read (give "
+                f"'./{text}' to read it)",
+                stacklevel=2,
+            )
+        return load(cfg)
     if not path.exists():
         raise ConfigError(
             f"'{text}' is neither a corpus config ({', '.join(group_options('corpus'))}) nor an "

@@ -131,3 +131,22 @@ def test_a_strata_file_of_other_data_is_refused(tmp_path):
     with pytest.raises(HarnessError, match=r"strata file .* does not fit this evaluation: it was "
                        r"built for corpus checksum sha256:other"):  # fmt: skip
         harness.evaluate("demo", "bm25", strata=path, bootstrap=0)
+
+
+def test_a_format_name_is_not_a_benchmark_unless_a_folder_of_that_name_is_here(
+    folder, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"^'beir' is a format, not a benchmark: it needs path"):
+        harness.load_benchmark("beir")  # it said "benchmark not found: ??? (from corpus.path)"
+    with pytest.raises(ConfigError, match=r"load_benchmark\('irds', id=\.\.\.\)"):
+        harness.load_benchmark("irds")
+    import shutil
+
+    shutil.copytree(folder, tmp_path / "beir")
+    assert harness.load_benchmark("beir").checksum == harness.load_benchmark(folder).checksum
+    # a folder named as a packaged benchmark is not read, with a warning saying how
+    shutil.copytree(folder, tmp_path / "demo")
+    with pytest.warns(UserWarning, match=r"'demo' names the packaged benchmark; .* './demo'"):
+        assert len(harness.load_benchmark("demo").queries) == 48
+    assert len(harness.load_benchmark("./demo").queries) == 2
