@@ -63,8 +63,8 @@ def evaluate(
     or the path of a semantic strata file (python -m harness.stratify); hop strata are
     always there. `min_queries`: strata smaller than this are pooled for VRR;
     `permutations`: random partitions behind VRR's chance level (0 = none). `unknown_ids`:
-    ranked chunk ids the corpus lacks stay at their rank as non-relevant (`"keep"`, as
-    trec_eval) or are removed (`"drop"`); either way they are counted in `notes`. `fields`:
+    ranked chunk ids the corpus lacks stay at their rank, scored as the qrels judge them
+    (`"keep"`, as trec_eval) or are removed (`"drop"`); either way they are counted in `notes`. `fields`:
     query fields reported like hop (`["dynamism"]`; numeric ones in tertiles). `generator`,
     `nli` and `judge` (end-to-end RAG's): model objects of your own to use instead of the
     configured ones."""
@@ -136,7 +136,11 @@ def evaluate(
         )
     described = {"name": name, "type": "python", "object": _describe(run_or_retriever)}
     plan = CellPlan.from_settings(described, {}, settings, sections)
-    bench = apply_relevance(load_benchmark(benchmark), plan.relevance)
+    from harness.data import noted
+
+    bench = load_benchmark(benchmark)
+    with noted() as judged:  # labels naming chunks the corpus lacks, gold groups emptied
+        bench = apply_relevance(bench, plan.relevance)
     run, retriever = _run_of(run_or_retriever, bench, depth, name)
     if depth is None:  # a K past the end of a short list is fine (the list is not cut)
         plan = plan.with_depth(max([run.depth, *(m.k for m in plan.metrics if m.k is not None)]))
@@ -161,6 +165,7 @@ def evaluate(
     shown = name or plan.config["retriever"].get("display_name") or run.name
     label = {"display_name": str(shown), "variant": {}}
     result = result_of(plan, bench, run, scored, retriever, unknown, label=label)
+    result.notes[:0] = [*bench.notes, *judged]  # what loading noted: a notebook shows no log
     for note in result.notes:
         log.info(note)
     return result

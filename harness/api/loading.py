@@ -15,13 +15,25 @@ def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benc
     """A benchmark by config name (`"general-wiki"`, `"demo"`: conf/corpus/NAME.yaml, pinned and
     verified), by ir_datasets id (`"irds:beir/scifact/test"`), or by path (a RedQA JSON file,
     or a BEIR folder). `options` override the corpus config's keys: `split="dev"` for BEIR,
-    `qrels=...` (a file or a DataFrame), `name=...`, `path=...`."""
+    `qrels=...` (a file or a DataFrame), `name=...`, `path=...`. What loading notes (judged
+    ids the corpus lacks, a repeated gold group) is in the benchmark's `notes`, and in the
+    notes of every evaluation of it."""
+    from dataclasses import replace
+
+    from harness.data import noted
+
+    if isinstance(name_or_path, Benchmark):
+        return name_or_path
+    with noted() as notes:
+        bench = _load(name_or_path, options)
+    return replace(bench, notes=(*bench.notes, *notes)) if notes else bench
+
+
+def _load(name_or_path: str | Path, options: dict[str, Any]) -> Benchmark:
     from harness.core.confs import named_config
     from harness.core.paths import group_options
     from harness.data.benchmarks import load_benchmark as load
 
-    if isinstance(name_or_path, Benchmark):
-        return name_or_path
     text = str(name_or_path)
     if isinstance(name_or_path, str) and text.startswith("irds:"):
         return load(named_config("corpus", "irds", {"id": text[len("irds:") :], **options}))
@@ -30,7 +42,7 @@ def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benc
         cfg = named_config("corpus", text, options)
         unset = [k for k, v in cfg.items() if v == "???"]  # beir, redqa, hf, irds: a format
         if unset and path.exists():  # load_benchmark("beir") beside a folder ./beir
-            return load_benchmark(f"./{text}", **options)
+            return _load(f"./{text}", options)
         if unset:
             raise ConfigError(
                 f"'{text}' is a format, not a benchmark: it needs {', '.join(unset)}; give "
@@ -43,7 +55,7 @@ def load_benchmark(name_or_path: str | Path | Benchmark, **options: Any) -> Benc
             warnings.warn(
                 f"'{text}' names the packaged benchmark; the '{text}' here is not read (give "
                 f"'./{text}' to read it)",
-                stacklevel=2,
+                stacklevel=4,
             )
         return load(cfg)
     if not path.exists():

@@ -112,6 +112,9 @@ class Benchmark:
     checksum: str
     source: str
     metadata: Mapping[str, object] = field(default_factory=dict)
+    # what loading it noted (judged ids the corpus lacks, a repeated gold group), for the API,
+    # whose callers see no log: the command line prints these as they are logged
+    notes: tuple[str, ...] = field(default=(), compare=False, repr=False)
     # what scoring derives from this very benchmark once (the judgments encoded against the
     # vocab), for the next run scored on it; a changed copy (dataclasses.replace) starts empty
     derived: dict[str, object] = field(default_factory=dict, init=False, compare=False, repr=False)

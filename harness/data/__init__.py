@@ -6,7 +6,39 @@ cell of a sweep or per system of an Experiment that loads the same benchmark aga
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+_NOTED: ContextVar[list[str] | None] = ContextVar("noted", default=None)
+
+
+class _Noted(logging.Filter):
+    """Keep every data note (repeats too) for `noted()`; it filters nothing out."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kept = _NOTED.get()
+        if kept is not None and record.levelno >= logging.INFO:
+            kept.append(record.getMessage())
+        return True
+
+
+@contextlib.contextmanager
+def noted() -> Iterator[list[str]]:
+    """The data notes logged inside the block, in order (for the API: a notebook shows no log).
+    The logger is opened to notes meanwhile: below its level they would not be made at all."""
+    log = logging.getLogger("harness.data")
+    level = log.level
+    if not log.isEnabledFor(logging.INFO):
+        log.setLevel(logging.INFO)
+    kept: list[str] = []
+    token = _NOTED.set(kept)
+    try:
+        yield kept
+    finally:
+        _NOTED.reset(token)
+        log.setLevel(level)
 
 
 class _OncePerProcess(logging.Filter):
@@ -24,4 +56,5 @@ class _OncePerProcess(logging.Filter):
         return True
 
 
+logging.getLogger("harness.data").addFilter(_Noted())  # before the once-per-process filter
 logging.getLogger("harness.data").addFilter(_OncePerProcess())

@@ -150,3 +150,25 @@ def test_a_format_name_is_not_a_benchmark_unless_a_folder_of_that_name_is_here(
     with pytest.warns(UserWarning, match=r"'demo' names the packaged benchmark; .* './demo'"):
         assert len(harness.load_benchmark("demo").queries) == 48
     assert len(harness.load_benchmark("./demo").queries) == 2
+
+
+def test_what_loading_notes_is_in_the_benchmark_and_every_evaluation(folder, tmp_path):
+    """A notebook shows no log: a judged id the corpus lacks is in bench.notes and ev.notes,
+    on every load (the command line logs it once per process)."""
+    import shutil
+
+    odd = tmp_path / "odd"
+    shutil.copytree(folder, odd)
+    with (odd / "qrels" / "test.tsv").open("a") as f:
+        f.write("8\tgone\t1\n")
+    note = (
+        "1 judgment(s) (1 with grade > 0) name 1 chunk(s) not in corpus.jsonl (e.g. 'gone'); "
+        "kept as trec_eval keeps them"
+    )
+    for _ in range(2):
+        bench = harness.load_benchmark(odd)
+        assert len(bench.notes) == 1 and note in bench.notes[0]
+    ev = harness.evaluate(bench, {"7": {"1": 1.0}}, metrics=["P@1"], bootstrap=0)
+    assert ev.notes[0] == bench.notes[0]
+    assert note in harness.evaluate(odd, {"7": {"1": 1.0}}, metrics=["P@1"], bootstrap=0).notes[0]
+    assert harness.load_benchmark(folder).notes == ()

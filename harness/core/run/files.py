@@ -35,8 +35,9 @@ def check_unknown_ids(value: Any, key: str = "run.unknown_ids") -> str:
     """The unknown-id setting, checked; a bad value is one ConfigError naming `key`."""
     if not isinstance(value, str) or value not in UNKNOWN_IDS:
         raise ConfigError(
-            f"{key} is {value!r}; valid: keep (chunk ids the corpus lacks stay at their rank "
-            f"as non-relevant, as trec_eval scores them) or drop (removed, later ranks move up)"
+            f"{key} is {value!r}; valid: keep (chunk ids the corpus lacks stay at their rank, "
+            f"scored as the qrels judge them, as trec_eval does) or drop (removed, later ranks "
+            f"move up)"
         )
     return value
 
