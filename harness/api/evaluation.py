@@ -64,8 +64,8 @@ def evaluate(
     always there. `min_queries`: strata smaller than this are pooled for VRR;
     `permutations`: random partitions behind VRR's chance level (0 = none). `unknown_ids`:
     ranked chunk ids the corpus lacks stay at their rank, scored as the qrels judge them
-    (`"keep"`, as trec_eval) or are removed (`"drop"`); either way they are counted in `notes`. `fields`:
-    query fields reported like hop (`["dynamism"]`; numeric ones in tertiles). `generator`,
+    (`"keep"`, as trec_eval) or are removed (`"drop"`); either way they are counted in
+    `notes`. `fields`: query fields reported like hop (`["dynamism"]`; numeric ones in tertiles). `generator`,
     `nli` and `judge` (end-to-end RAG's): model objects of your own to use instead of the
     configured ones."""
     from harness.api.loading import load_benchmark
