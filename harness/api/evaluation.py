@@ -65,9 +65,9 @@ def evaluate(
     `permutations`: random partitions behind VRR's chance level (0 = none). `unknown_ids`:
     ranked chunk ids the corpus lacks stay at their rank, scored as the qrels judge them
     (`"keep"`, as trec_eval) or are removed (`"drop"`); either way they are counted in
-    `notes`. `fields`: query fields reported like hop (`["dynamism"]`; numeric ones in tertiles). `generator`,
-    `nli` and `judge` (end-to-end RAG's): model objects of your own to use instead of the
-    configured ones."""
+    `notes`. `fields`: query fields reported like hop (`["dynamism"]`; numeric ones in
+    tertiles). `generator`, `nli` and `judge` (end-to-end RAG's): model objects of your own
+    to use instead of the configured ones."""
     from harness.api.loading import load_benchmark
     from harness.cell.execute import result_of, score
     from harness.cell.plan import CellPlan, api_words

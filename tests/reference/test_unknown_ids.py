@@ -1,8 +1,8 @@
-"""trec_eval parity for ids the corpus lacks (issue 16): a run's chunk ids the corpus does not
-hold stay at their rank, scored as the qrels judge them (`run.unknown_ids=keep`, the
-default), or are removed with later ranks moving up (`drop`); judged or gold chunk ids the corpus lacks stay relevant.
-Checked against pytrec_eval on the raw run (keep) and on the run without those ids (drop), and
-group metrics against brute force; through the metrics, the Python API and the CLI."""
+"""trec_eval parity for ids the corpus lacks (issue 16): a run's chunk ids the corpus does not hold
+stay at their rank, scored as the qrels judge them (`run.unknown_ids=keep`, the default), or are
+removed with later ranks moving up (`drop`); judged or gold chunk ids the corpus lacks stay
+relevant. Checked against pytrec_eval on the raw run (keep) and on the run without those ids
+(drop), and group metrics against brute force; through the metrics, the Python API and the CLI."""
 
 from __future__ import annotations
 
