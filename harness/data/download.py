@@ -42,8 +42,10 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
     The bytes go to a temporary file beside dest and are renamed into place only
     once verified, so an interrupted or corrupt download never leaves a file behind.
     """
+    from harness.core.files import new_dirs, remove_empty
     from harness.core.http import masked_url  # imports httpx: only when downloading
 
+    made = new_dirs(dest.parent)  # removed again if the download fails
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -74,4 +76,6 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
+        if not dest.exists():
+            remove_empty(made)
     return dest

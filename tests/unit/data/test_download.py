@@ -86,6 +86,10 @@ def test_unreachable_source_says_where_to_put_the_file(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
     with pytest.raises(BenchmarkError, match=r"could not download .*place the file at .*mini.json"):
         load_benchmark(_cfg("http://127.0.0.1:9/mini.json", "1" * 40))
+    assert not (tmp_path / "data").exists()  # the folders the failed download made are gone
+    (tmp_path / "data" / "redqa").mkdir(parents=True)  # folders it did not make stay
+    with pytest.raises(BenchmarkError, match=r"could not download"):
+        load_benchmark(_cfg("http://127.0.0.1:9/mini.json", "1" * 40))
     assert not any((tmp_path / "data" / "redqa").iterdir())
 
 
