@@ -85,6 +85,7 @@ def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> 
     from hydra.core.utils import run_job
     from hydra.types import HydraContext, RunMode
 
+    from harness.cli.hydra_conf import flags_fit
     from harness.core.paths import conf_dir
 
     # What hydra.main sets up before composing (same task name, search path, version base)
@@ -102,7 +103,7 @@ def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> 
             )
         except Exception:
             return False
-        if cfg.hydra.mode not in (None, RunMode.RUN):
+        if cfg.hydra.mode not in (None, RunMode.RUN) or not flags_fit(cfg, overrides):
             return False
         if cfg.hydra.mode is None:  # as hydra.main records it
             cfg.hydra.mode = RunMode.RUN

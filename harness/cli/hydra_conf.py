@@ -146,13 +146,15 @@ _MAX_COMBOS = 64  # group choices composed and checked before a sweep starts
 def _check_combo(groups: list[str], others: list, *, sweep: bool) -> None:
     where = f" (with {' '.join(groups)} in this sweep)" if sweep else ""
     try:
-        compose(config_name="config", overrides=groups + [f for _, f in others])
-        return
+        cfg = compose(config_name="config", overrides=groups + [f for _, f in others])
     except Exception as exc:  # OmegaConf validation errors, wrapped by Hydra
         failure = _one_line(exc)
         bare = re.search(r"merging override ([\w.]+)=([^;\[]*?); .*is not a ListConfig", failure)
         if bare:  # a list given bare: metrics.k=10
             failure = f"{failure.rstrip('.')}; {bare[1]} takes a list: {bare[1]}=[{bare[2]}]"
+    else:
+        _check_flags(cfg, others, where)
+        return
     # Only on failure: compose the group choices alone to name an unknown key precisely.
     try:
         base = compose(config_name="config", overrides=groups)
@@ -164,6 +166,7 @@ def _check_combo(groups: list[str], others: list, *, sweep: bool) -> None:
                 _check_key(base, o.key_or_group)
             except ConfigError as exc:
                 raise ConfigError(f"{exc}{where}") from None
+    _check_flags(base, others, where)
     raise ConfigError(failure + where)
 
 
@@ -177,6 +180,43 @@ def check_added(argv: Sequence[str], own: Sequence[str] = ()) -> None:
             top = key.split(".")[0]  # Hydra's own settings are Hydra's to check
             if "@" not in key and "/" not in key and top not in (*GROUPS, *own, "hydra"):
                 _check_schema_key(key)
+
+
+def flags_fit(cfg: DictConfig, overrides: Sequence[str]) -> bool:
+    """Whether every yes/no setting among `overrides` (composed into `cfg`) is true or false;
+    if not, check_overrides names the one that is not."""
+    args = override_args(overrides)
+    try:
+        parsed = OverridesParser.create().parse_overrides(args or [])
+        _check_flags(cfg, [(o, None) for o in parsed], "")
+    except Exception:
+        return False
+    return True
+
+
+def _check_flags(cfg: DictConfig, others: list, where: str) -> None:
+    """A yes/no setting of the schema (force, cache, results.write, ...) takes true or false,
+    as the retrievers' own flags do: OmegaConf would read yes, on, 1 or 5 as true."""
+    from omegaconf.nodes import BooleanNode
+
+    for o, _ in others:
+        if o.type not in (OverrideType.CHANGE, OverrideType.FORCE_ADD) or o.is_sweep_override():
+            continue
+        node: Any = cfg
+        for part in o.key_or_group.split("."):
+            node = (
+                node._get_node(part, validate_access=False)
+                if isinstance(node, DictConfig)
+                else None
+            )
+            if node is None:
+                break
+        value = o.value()
+        if isinstance(node, BooleanNode) and not isinstance(value, bool) and value is not None:
+            raise ConfigError(
+                f"{o.key_or_group} must be true or false, got '{o.get_value_element_as_str()}'"
+                + where
+            )
 
 
 def _check_schema_key(dotted: str) -> None:

@@ -641,7 +641,9 @@ def test_write_redqa_helper_is_still_valid(tmp_path):
     [
         ("retriever.stopwords=5", "retriever.stopwords must be true or false, got 5"),
         ("results.dir=", "results.dir is ''; give the folder cells go to"),
-        ("results.write=maybe", "results.write=maybe; Value 'maybe' is not a valid bool"),
+        ("results.write=maybe", "results.write must be true or false, got 'maybe'"),
+        ("force=yes", "force must be true or false, got 'yes'"),  # OmegaConf would take it
+        ("cache=1", "cache must be true or false, got '1'"),
     ],
 )
 def test_settings_python_would_take_for_true_are_refused(tmp_path, override, message):

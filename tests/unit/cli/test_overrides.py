@@ -54,7 +54,7 @@ def test_launchers_experiment_and_force():
         check_overrides(["hydra/launcher=joblb"])
     with pytest.raises(ConfigError, match=r"unknown experiment 'rare-tabel3'.*valid: rare-table3"):
         check_overrides(["+experiment=rare-tabel3"])
-    with pytest.raises(ConfigError, match="force=maybe"):
+    with pytest.raises(ConfigError, match="force must be true or false, got 'maybe'"):
         check_overrides(["force=maybe"])
 
 
@@ -117,6 +117,13 @@ def test_a_bad_value_under_a_debugger_is_still_one_line(tmp_path):
         "Value 'a' of type 'str' could not be converted to Integer\n"
     )
     assert not any(tmp_path.iterdir())
+
+
+def test_yes_no_settings_take_true_or_false_only():
+    for given in ("yes", "1", "off", "maybe", ""):
+        with pytest.raises(ConfigError, match=rf"^force must be true or false, got '{given}'$"):
+            check_overrides([f"force={given}"])
+    check_overrides(["force=true", "cache=False", "results.write=TRUE"])
 
 
 def test_several_values_without_multirun_is_one_line_naming_both_readings():
