@@ -96,6 +96,14 @@ def check_overrides(argv: Sequence[str]) -> None:
                 f"{'; '.join(kept)}; a value with parentheses goes in quotes, "
                 """e.g. 'metrics.names=["P(rel=2)@10",AP]'"""
             )
+        if "LexerNoViableAlt" in said:  # a character Hydra's grammar reserves, unquoted
+            bad = next((a for a in args if not _parses(a)), None)
+            if bad is not None and "=" in bad:
+                key, value = bad.split("=", 1)
+                raise ConfigError(
+                    f"cannot parse '{bad}': Hydra reads characters such as ~ ( ) [ ] {{ }} , "
+                    f"in a value as syntax; quote the value: '{key}=\"{value}\"'"
+                ) from None
         raise ConfigError(f"cannot parse the overrides: {said}") from None
     groups, others = [], []
     for o in parsed:
@@ -141,6 +149,14 @@ def check_overrides(argv: Sequence[str]) -> None:
 
 
 _MAX_COMBOS = 64  # group choices composed and checked before a sweep starts
+
+
+def _parses(arg: str) -> bool:
+    try:
+        OverridesParser.create().parse_overrides([arg])
+    except Exception:
+        return False
+    return True
 
 
 def _check_combo(groups: list[str], others: list, *, sweep: bool) -> None:

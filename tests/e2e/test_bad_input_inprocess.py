@@ -166,6 +166,12 @@ CASES = [
         "results.write=maybe",
         expect="results.write must be true or false, got 'maybe'",
     ),
+    R(
+        "tilde-path",
+        "corpus=redqa",
+        "corpus.path=~/x.json",
+        expect="""cannot parse 'corpus.path=~/x.json': Hydra reads characters such as ~ ( ) [ ] { } , in a value as syntax; quote the value: 'corpus.path="~/x.json"'""",
+    ),
     R("force-yes", "force=yes", expect="force must be true or false, got 'yes'"),
     R(
         "sweep-flag-yes",
