@@ -170,7 +170,8 @@ CASES = [
         "tilde-path",
         "corpus=redqa",
         "corpus.path=~/x.json",
-        expect="""cannot parse 'corpus.path=~/x.json': Hydra reads characters such as ~ ( ) [ ] { } , in a value as syntax; quote the value: 'corpus.path="~/x.json"'""",
+        expect="cannot parse 'corpus.path=~/x.json': Hydra reads characters such as ~ ( ) [ ] "
+        """{ } , in a value as syntax; quote the value: 'corpus.path="~/x.json"'""",
     ),
     R("force-yes", "force=yes", expect="force must be true or false, got 'yes'"),
     R(
