@@ -76,6 +76,24 @@ _STANDARD = {"iprec_at_recall": ("iprec", True)} | {
 }
 
 
+def _spelled(spec: str) -> str:
+    """' (write ndcg_cut.10)' for a name the harness reads ('nDCG@10', 'AP', 'P(rel=2)@5'),
+    as trec_eval's -m spells it; '' for one trec_eval does not have."""
+    from metrics.registry import parse_metric, trec_eval_name
+
+    try:
+        metric = parse_metric(spec)
+    except ConfigError:
+        return ""
+    printed = trec_eval_name(metric)
+    if printed is None:
+        return ""
+    family, _, cut = printed.rpartition("_")
+    arg = printed if printed in MEASURES or family not in MEASURES else f"{family}.{cut}"
+    level = getattr(metric, "level", None)
+    return f" (write {arg}" + (f" with -l {level}" if level and level > 1 else "") + ")"
+
+
 def requested(specs: Sequence[str]) -> dict[str, tuple]:
     """The -m arguments as {measure: parameters}, in trec_eval's order: 'official' (also
     what no -m means), a measure ('ndcg_cut'), or one with its parameters ('P.5,10',
@@ -87,9 +105,11 @@ def requested(specs: Sequence[str]) -> dict[str, tuple]:
             asked.update({m: MEASURES[m].params for m in OFFICIAL})
             continue
         if name == "all_trec" or name in NOT_HERE or name not in MEASURES:
-            missing = "all_trec's " + ", ".join(NOT_HERE) if name == "all_trec" else f"'{name}'"
+            said = spec if "@" in spec else name  # iprec@0.5 is one name
+            missing = "all_trec's " + ", ".join(NOT_HERE) if name == "all_trec" else f"'{said}'"
             family, _, cut = name.rpartition("_")
             hint = f" (write {family}.{cut})" if family in MEASURES and cut.isdigit() else ""
+            hint = hint or _spelled(spec)
             raise ConfigError(
                 f"-m {spec}: {missing} not computed here{hint}; measures: official, "
                 f"{', '.join(MEASURES)}"

@@ -475,6 +475,24 @@ CASES = [
     ),  # fmt: skip
     T("all-trec", "-m", "all_trec", "qrels.txt", "run.trec", expect="all_trec's", files=GOOD),
     T(
+        "harness-name",
+        "-m",
+        "nDCG@10",
+        "qrels.txt",
+        "run.trec",
+        expect="-m nDCG@10: 'nDCG@10' not computed here (write ndcg_cut.10)",
+        files=GOOD,
+    ),
+    T(
+        "harness-name-level",
+        "-m",
+        "P(rel=2)@5",
+        "qrels.txt",
+        "run.trec",
+        expect="(write P.5 with -l 2)",
+        files=GOOD,
+    ),
+    T(
         "cut-zero",
         "-m",
         "P.0",
