@@ -40,11 +40,19 @@ def run_scores(df: Any) -> dict[str, dict[str, float]]:
             )
         if not _finite(score):  # checked here to name the row (Run.of checks dicts)
             raise BenchmarkError(
-                f"run DataFrame row {row!r}: query '{qid}', chunk '{doc}': score {score!r} is "
-                "not a finite number; give finite scores"
+                f"run DataFrame row {row!r}: query '{qid}', chunk '{doc}': {bad_score(score)}"
             )
         docs[doc] = score
     return out
+
+
+def bad_score(value: Any) -> str:
+    """What is wrong with a score that is not a finite number, and the fix."""
+    if isinstance(value, str):
+        return f"score {value!r} is text, not a number; give numbers (float({value!r}))"
+    if _finite(value) is False and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"score {value!r} is not finite; give finite scores"
+    return f"score {value!r} is not a number; give finite numbers"
 
 
 def _finite(value: Any) -> bool:

@@ -1009,7 +1009,7 @@ CASES = [
     A(
         "run-inf",
         _run_dict({"demo_001": {"demo_c001": math.inf}}),
-        "demo_c001",
+        "chunk 'demo_c001': score inf is not finite; give finite scores",
         "Run.from_dict(score inf)",
     ),  # fmt: skip
     A(
@@ -1020,9 +1020,9 @@ CASES = [
     ),  # fmt: skip
     A(
         "run-text-score",
-        _run_dict({"demo_001": {"demo_c001": "high"}}),
-        "demo_c001",
-        "Run.from_dict(score 'high')",
+        _run_dict({"demo_001": {"demo_c001": "1.0"}}),
+        "chunk 'demo_c001': score '1.0' is text, not a number; give numbers (float('1.0'))",
+        "Run.from_dict(score '1.0')",
     ),  # fmt: skip
     A(
         "run-not-a-map",

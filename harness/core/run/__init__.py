@@ -242,10 +242,9 @@ class Run:
             text = text and type(qid) is str
             for c, v in pairs:  # one pass: finite scores, and whether every id is a str
                 if not _finite(v):  # as Run.from_trec refuses them: no order among infinities
-                    raise BenchmarkError(
-                        f"{where}run query '{qid}', chunk '{c}': score {v!r} is not a finite "
-                        "number; give finite scores"
-                    )
+                    from harness.core.frames import bad_score
+
+                    raise BenchmarkError(f"{where}run query '{qid}', chunk '{c}': {bad_score(v)}")
                 text = text and type(c) is str
         if not text:
             given = _as_text(given, where)

@@ -56,11 +56,11 @@ def test_numeric_ids_are_text():
         ),
         (
             pd.DataFrame({"qid": ["q"], "docno": ["a"], "score": [math.inf]}),
-            r"^run DataFrame row 0: query 'q', chunk 'a': score inf is not a finite number",
+            r"^run DataFrame row 0: query 'q', chunk 'a': score inf is not finite; give finite",
         ),
         (
             pd.DataFrame({"qid": ["q"], "docno": ["a"], "score": ["high"]}),
-            r"^run DataFrame row 0: query 'q', chunk 'a': score 'high' is not a finite number",
+            r"^run DataFrame row 0: query 'q', chunk 'a': score 'high' is text, not a number",
         ),
     ],
 )
