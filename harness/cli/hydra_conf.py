@@ -282,9 +282,28 @@ def _check_key(cfg: DictConfig, dotted: str) -> None:
                 f"keys under {where or 'the top level'}: {', '.join(map(str, valid)) or 'none'}"
                 + (f"; use +{dotted}=... to pass a new argument to the plug-in" if plugin else "")
                 + (f"; {where} starts empty: add a key with +{dotted}=..." if empty else "")
+                + (_choices_with(where, part) if walked == [top] and top in GROUPS else "")
             )
         node = node._get_node(part)  # the node itself: reading a ??? value would raise
         walked.append(part)
+
+
+def _choices_with(group: str, key: str) -> str:
+    """'; corpus.path belongs to corpus=beir, corpus=redqa: choose one first' when other
+    choices of the group have the key this one lacks (those that need it, ???, if any)."""
+    from omegaconf import OmegaConf
+
+    having, needing = [], []
+    for name in group_options(group):
+        cfg = OmegaConf.load(conf_dir() / group / f"{name}.yaml")
+        if key in cfg.keys():  # keys(): `in` is False for a ??? value
+            having.append(f"{group}={name}")
+            if OmegaConf.is_missing(cfg, key):
+                needing.append(f"{group}={name}")
+    shown = needing or having
+    if len(shown) > 4:
+        shown = [*shown[:3], f"{len(shown) - 3} more"]
+    return f"; {group}.{key} belongs to {', '.join(shown)}: choose one first" if shown else ""
 
 
 def _one_line(exc: Exception) -> str:

@@ -173,6 +173,16 @@ CASES = [
         expect="cannot parse 'corpus.path=~/x.json': Hydra reads characters such as ~ ( ) [ ] "
         """{ } , in a value as syntax; quote the value: 'corpus.path="~/x.json"'""",
     ),
+    R(
+        "path-without-format",
+        "corpus.path=x.json",
+        expect="corpus.path belongs to corpus=beir, corpus=redqa: choose one first",
+    ),
+    R(
+        "run-file-path-without-type",
+        "retriever.path=x.trec",
+        expect="retriever.path belongs to retriever=run_file: choose one first",
+    ),
     R("force-yes", "force=yes", expect="force must be true or false, got 'yes'"),
     R(
         "sweep-flag-yes",
