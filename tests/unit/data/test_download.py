@@ -20,6 +20,9 @@ def test_git_blob_sha1_matches_git(tmp_path):
         ["git", "hash-object", str(path)], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert datasets.git_blob_sha1(path) == expected
+    # a RedQA file read by path records it: reproduction reports compare it with the pins
+    bench = load_benchmark({"format": "redqa", "path": str(path)})
+    assert bench.metadata["git_blob_sha1"] == expected
 
 
 @pytest.fixture

@@ -34,11 +34,13 @@ PUBLISHED = {
 }
 
 
-def _board(ties=TIES, stale=False) -> Board:
+def _board(ties=TIES, stale=False, blob=None) -> Board:
     overall = {"n": 688, "mean": dict(MEAN)}
     if ties is not None:
         overall["ties"] = ties
     doc = {"results": {"overall": overall}, "metrics": list(MEAN)}
+    if blob is not None:  # the git blob id of the file the cell read
+        doc["benchmark"] = {"checksum": "s", "n_queries": 688, "metadata": {"git_blob_sha1": blob}}
     entry = cell("general-wiki", "bm25", doc, "s", stale=stale)
     b = Board(Path("/x"))
     b.cells = {"general-wiki": {"bm25": entry}}
@@ -69,6 +71,19 @@ def test_tolerance_zero_fails_without_ties_and_passes_within_them():
     assert {v[6].text for v in _rows(old).values()} == {"FAIL"}
     assert {v[7].text for v in _rows(old).values()} == {"not recorded"}
     assert any(n.startswith("not recorded") for n in old.notes)
+
+
+def test_a_cell_of_another_file_is_other_data_not_a_failure():
+    """A file named general-wiki that is not the pinned one (a subset, another version): its
+    differences are "other data", not FAILs, with a note; the pinned file's cell still fails."""
+    pinned = "f512990911287d032ccb49bf848d2738021cf91d"  # conf/corpus/general-wiki.yaml
+    strict = Options(tolerance=0.0)
+    t, fails = reproduction(_board(ties=None, blob="0" * 40), ["general-wiki"], strict)
+    assert {v[6].text for v in _rows(t).values()} == {"other data"} and fails == 0
+    said = "other data: the general-wiki cells were scored on a file (git blob 000000000000) that"
+    assert any(n.startswith(said) for n in t.notes)
+    t, fails = reproduction(_board(ties=None, blob=pinned), ["general-wiki"], strict)
+    assert {v[6].text for v in _rows(t).values()} == {"FAIL"} and fails == 4
 
 
 def test_a_number_outside_the_widened_range_still_fails():
