@@ -708,7 +708,7 @@ CASES = [
         ),
     ),
     C(
-        "metric-typo",
+        "metric-typo-did-you-mean",
         A_CELL,
         B_CELL,
         "--metric",
