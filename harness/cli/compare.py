@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -123,8 +124,8 @@ def _write_report(out: str, report: str) -> None:
     cell = next((d for d in path.absolute().parents if (d / "metrics.json").is_file()), None)
     if cell is not None:  # a file there would stop the cell's next run
         raise HarnessError(
-            f"--out {out} is inside the cell folder {cell}, which holds only the cell's own "
-            "files; write the report elsewhere"
+            f"--out {out} is inside the cell folder {os.path.relpath(cell)}, which holds only "
+            "the cell's own files; write the report elsewhere"
         )
     empty = path.is_file() and not path.is_symlink() and path.stat().st_size == 0
     if (path.exists() or path.is_symlink()) and not empty:
