@@ -55,7 +55,7 @@ def _load(name_or_path: str | Path, options: dict[str, Any]) -> Benchmark:
             warnings.warn(
                 f"'{text}' names the packaged benchmark; the '{text}' here is not read (give "
                 f"'./{text}' to read it)",
-                stacklevel=4,
+                stacklevel=3,  # the caller of load_benchmark
             )
         return load(cfg)
     if not path.exists():
