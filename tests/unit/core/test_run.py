@@ -28,11 +28,15 @@ def test_missing_query_has_empty_ranking():
     assert "q1" in run and "q2" not in run
 
 
-@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan"), "high"])
-def test_from_dict_refuses_what_from_trec_refuses(bad):
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [(float("inf"), "inf is not finite"), (float("-inf"), "-inf is not finite"),
+     (float("nan"), "nan is not finite"), ("high", "'high' is text, not a number")],
+)  # fmt: skip
+def test_from_dict_refuses_what_from_trec_refuses(bad, said):
     from harness.core.errors import HarnessError
 
-    with pytest.raises(HarnessError, match=r"^run query 'q2', chunk 'c': score .* finite number"):
+    with pytest.raises(HarnessError, match=rf"^run query 'q2', chunk 'c': score {said}"):
         Run.from_dict({"q1": {"a": 1.0}, "q2": {"b": 2.0, "c": bad}})
 
 
