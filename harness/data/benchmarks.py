@@ -60,6 +60,11 @@ def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
     path = _resolve_path(cfg)
     name = cfg.get("name") or _default_name(path)
     if fmt == "redqa":
+        if path.suffix == ".jsonl" and (path.parent / "queries.jsonl").is_file():
+            raise BenchmarkError(
+                f"{path} is a file of the BEIR folder {path.parent}; give the folder "
+                f"(load_benchmark('{path.parent}'), or corpus=beir corpus.path={path.parent})"
+            )
         bench = load_redqa(path, name=name)
         # the file's git blob id, as corpus configs pin it (verified already when pinned): a
         # reproduction report tells the published file from other data of the same name

@@ -1106,6 +1106,13 @@ CASES = [
         "load_benchmark('irds:')",
     ),  # fmt: skip
     A(
+        "benchmark-beir-file",
+        lambda tmp: harness.load_benchmark(tmp / "b" / "corpus.jsonl"),
+        "b/corpus.jsonl is a file of the BEIR folder",
+        "load_benchmark('b/corpus.jsonl')",
+        files=beir(),
+    ),  # fmt: skip
+    A(
         "qrels-df-columns",
         lambda tmp: harness.load_benchmark(
             tmp / "b", qrels=__import__("pandas").DataFrame({"a": [1]})
