@@ -193,9 +193,14 @@ def _redqa_corpus(path: Path, raw: Any) -> dict[str, Chunk]:
             )
         text = entry.get("content") if isinstance(entry, dict) else None
         if not isinstance(text, str):
+            found = (
+                f"it is {type(entry).__name__}, not an object: write "
+                f'{{"{cid}": {{"content": ...}}}}'
+                if not isinstance(entry, dict)
+                else f"found {type(text).__name__}"
+            )
             raise BenchmarkError(
-                f"{path}: corpus chunk '{cid}' needs a string 'content' field "
-                f"(found {type(text).__name__})"
+                f"{path}: corpus chunk '{cid}' needs a string 'content' field ({found})"
             )
         title = entry.get("title")  # optional; prompts show it (rag.passage's {title})
         if title is not None and not isinstance(title, str):

@@ -183,6 +183,14 @@ CASES = [
         "retriever.path=x.trec",
         expect="retriever.path belongs to retriever=run_file: choose one first",
     ),
+    R(
+        "redqa-chunk-is-text",
+        "corpus=redqa",
+        "corpus.path=x.json",
+        expect="chunk 'c1' needs a string 'content' field (it is str, not an object: write "
+        """{"c1": {"content": ...}})""",
+        files={"x.json": redqa(corpus={"c1": "alpha text", "c2": {"content": "b"}})},
+    ),
     R("force-yes", "force=yes", expect="force must be true or false, got 'yes'"),
     R(
         "sweep-flag-yes",
