@@ -95,3 +95,19 @@ def test_an_interrupted_run_leaves_nothing_the_next_one_refuses(cells, capsys, m
         cells / "results" / "demo" / "simple-again"
     )  # and change again: the three moved files hold neither the listed nor the new bytes
     assert _board(capsys, "--out", "lb")[0] == 0
+
+
+def test_notes_wait_for_success_and_an_error_is_the_one_line(cells, capsys):
+    """Besides demo, a corpus of the user's: the demo note is said once the leaderboard is
+    written; a run that fails (--out a file, --k no cell holds) prints its error line alone."""
+    from tests.conftest import write_redqa
+
+    mine = write_redqa(cells / "mine.json")
+    harness.evaluate(mine, "bm25", bootstrap=0).save(cells / "results" / "mine" / "bm25")
+    (cells / "afile").write_text("x")
+    for args in (["--out", "afile"], ["--k", "7"]):
+        code, err = _board(capsys, *args)
+        assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    code, err = _board(capsys, "--out", "lb")
+    assert code == 0, err
+    assert "note: the packaged demo corpus is left out; --corpus demo shows it" in err

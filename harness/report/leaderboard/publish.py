@@ -47,14 +47,14 @@ def _check_k(board, corpora: list[str], k: int, asked: bool) -> None:
         )
         if asked:
             raise HarnessError(said)
-        log.info(said.replace(f"--k {k}: ", "the default --k 10: ", 1))
+        board.notes.append(said.replace(f"--k {k}: ", "the default --k 10: ", 1))
 
 
 def _corpora(board, wanted: Sequence[str] | None) -> list[str]:
     if not wanted:
         real = [c for c in board.corpora if c != DEMO]
         if real and len(real) < len(board.corpora):
-            log.info(f"the packaged demo corpus is left out; --corpus {DEMO} shows it")
+            board.notes.append(f"the packaged demo corpus is left out; --corpus {DEMO} shows it")
         return real or board.corpora
     for c in wanted:
         if c not in board.cells:
