@@ -89,9 +89,10 @@ def _rows(df: Any, what: str, layouts) -> Any:
         have = ", ".join(map(str, df.columns)) or "none"
         raise BenchmarkError(f"a {what} DataFrame needs the columns {want}; it has {have}")
     q, d, v = cols
-    for row, qid, doc, value in zip(
-        df.index.tolist(), df[q].tolist(), df[d].tolist(), df[v].tolist()
-    ):
+    # a row is named by its index label, or by its position where labels repeat (frames
+    # concatenated without ignore_index)
+    rows = df.index.tolist() if df.index.is_unique else range(len(df))
+    for row, qid, doc, value in zip(rows, df[q].tolist(), df[d].tolist(), df[v].tolist()):
         yield row, _id(qid, what, q, row), _id(doc, what, d, row), value
 
 

@@ -54,6 +54,10 @@ def test_numeric_ids_are_text():
             pd.DataFrame({"qid": ["q", "q"], "docno": ["a", "a"], "score": [1, 2]}),
             r"row 1: query 'q' lists chunk 'a' twice",
         ),
+        (  # two frames concatenated: index labels repeat, the row is named by position
+            pd.concat([pd.DataFrame({"qid": ["q"], "docno": ["a"], "score": [1]})] * 2),
+            r"row 1: query 'q' lists chunk 'a' twice",
+        ),
         (
             pd.DataFrame({"qid": ["q"], "docno": ["a"], "score": [math.inf]}),
             r"^run DataFrame row 0: query 'q', chunk 'a': score inf is not finite; give finite",
