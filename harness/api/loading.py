@@ -40,7 +40,8 @@ def _load(name_or_path: str | Path, options: dict[str, Any]) -> Benchmark:
     path = Path(text).expanduser()
     if isinstance(name_or_path, str) and text in group_options("corpus"):
         cfg = named_config("corpus", text, options)
-        unset = [k for k, v in cfg.items() if v == "???"]  # beir, redqa, hf, irds: a format
+        needs = [k for k, v in named_config("corpus", text, {}).items() if v == "???"]
+        unset = [k for k in needs if k not in options]  # beir, redqa, hf, irds: formats
         if unset and path.exists():  # load_benchmark("beir") beside a folder ./beir
             return _load(f"./{text}", options)
         if unset:
@@ -49,7 +50,7 @@ def _load(name_or_path: str | Path, options: dict[str, Any]) -> Benchmark:
                 f"load_benchmark('{text}', {unset[0]}=...), or a RedQA JSON file or BEIR folder "
                 "by its path"
             )
-        if path.exists():
+        if path.exists() and not needs:  # a packaged benchmark's name, and a folder here
             import warnings
 
             warnings.warn(

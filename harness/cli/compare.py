@@ -121,7 +121,14 @@ def _write_report(out: str, report: str) -> None:
     """Write --out, replacing only a report compare wrote (its first line says so), or an
     empty file (made by mktemp or touch)."""
     path = Path(out)
-    cell = next((d for d in path.absolute().parents if (d / "metrics.json").is_file()), None)
+    cell = next(  # a folder with a cell's files (a DVC project's metrics.json alone is not)
+        (
+            d
+            for d in Path(os.path.abspath(out)).parents
+            if all((d / f).is_file() for f in ("metrics.json", "per_query.csv", "run.trec"))
+        ),
+        None,
+    )
     if cell is not None:  # a file there would stop the cell's next run
         raise HarnessError(
             f"--out {out} is inside the cell folder {os.path.relpath(cell)}, which holds only "

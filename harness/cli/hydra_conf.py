@@ -98,7 +98,7 @@ def check_overrides(argv: Sequence[str]) -> None:
             )
         if "LexerNoViableAlt" in said:  # a character Hydra's grammar reserves, unquoted
             bad = next((a for a in args if not _parses(a)), None)
-            if bad is not None and "=" in bad:
+            if bad is not None and "=" in bad and not {"'", '"'} & set(bad):
                 key, value = bad.split("=", 1)
                 raise ConfigError(
                     f"cannot parse '{bad}': Hydra reads characters such as ~ ( ) [ ] {{ }} , "
@@ -131,17 +131,19 @@ def check_overrides(argv: Sequence[str]) -> None:
             groups.append([f"{prefix}{key}={v}" for v in values] if values else [o.input_line])
         else:
             others.append((o, f"{prefix}{key}={values[0]}" if values else o.input_line))
-    if not {"-m", "--multirun"} & set(argv):
-        swept = next((o for o in parsed if o.is_sweep_override()), None)
-        if swept is not None:  # Hydra's own answer is six lines and exit 1
-            key = swept.key_or_group
-            listed = ",".join(swept.sweep_string_iterator())
-            raise ConfigError(
-                f"'{swept.input_line}' gives several values, a sweep: add -m (--multirun) to "
-                "run one job per value"
-                + ("" if key in GROUPS else f", or write a list in brackets: {key}=[{listed}]")
-            )
+    multirun = {"-m", "--multirun"} & set(argv) or any(
+        o.key_or_group == "hydra.mode" for o in parsed
+    )
+    swept = None if multirun else next((o for o in parsed if o.is_sweep_override()), None)
     register()
+    if swept is not None:  # Hydra's own answer is six lines and exit 1
+        key = swept.key_or_group
+        listed = ",".join(swept.sweep_string_iterator())
+        raise ConfigError(
+            f"'{swept.input_line}' gives several values, a sweep: add -m (--multirun) to run "
+            "one job per value"
+            + (f", or write a list in brackets: {key}=[{listed}]" if _is_list(key, groups) else "")
+        )
     combos = list(itertools.islice(itertools.product(*groups), _MAX_COMBOS))
     with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
         for combo in combos:
@@ -149,6 +151,20 @@ def check_overrides(argv: Sequence[str]) -> None:
 
 
 _MAX_COMBOS = 64  # group choices composed and checked before a sweep starts
+
+
+def _is_list(key: str, groups: list[list[str]]) -> bool:
+    """Whether `key` holds a list in the config the group choices (their first) compose."""
+    from omegaconf import ListConfig, OmegaConf
+
+    if key in GROUPS:
+        return False
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+            cfg = compose(config_name="config", overrides=[g[0] for g in groups])
+        return isinstance(OmegaConf.select(cfg, key, throw_on_missing=False), ListConfig)
+    except Exception:  # a key that is not there: the check after this one names it
+        return False
 
 
 def _parses(arg: str) -> bool:
@@ -216,7 +232,7 @@ def _check_flags(cfg: DictConfig, others: list, where: str) -> None:
     from omegaconf.nodes import BooleanNode
 
     for o, _ in others:
-        if o.type not in (OverrideType.CHANGE, OverrideType.FORCE_ADD) or o.is_sweep_override():
+        if o.type not in (OverrideType.CHANGE, OverrideType.FORCE_ADD):
             continue
         node: Any = cfg
         for part in o.key_or_group.split("."):
@@ -227,12 +243,15 @@ def _check_flags(cfg: DictConfig, others: list, where: str) -> None:
             )
             if node is None:
                 break
-        value = o.value()
-        if isinstance(node, BooleanNode) and not isinstance(value, bool) and value is not None:
-            raise ConfigError(
-                f"{o.key_or_group} must be true or false, got '{o.get_value_element_as_str()}'"
-                + where
-            )
+        if not isinstance(node, BooleanNode):
+            continue
+        values = getattr(o.value(), "list", None) if o.is_sweep_override() else [o.value()]
+        for value in values or []:
+            # ${...} is resolved later, to a bool or to OmegaConf's own error
+            text = isinstance(value, str) and value.startswith("${")
+            if not isinstance(value, bool) and value is not None and not text:
+                given = o.input_line.split("=", 1)[1] if "=" in o.input_line else value
+                raise ConfigError(f"{o.key_or_group} must be true or false, got '{given}'" + where)
 
 
 def _check_schema_key(dotted: str) -> None:

@@ -6,6 +6,7 @@ PyTerrier's (`qid, docno, score[, rank]`; qrels `qid, docno, label`), ir_measure
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from harness.core.errors import BenchmarkError
@@ -50,9 +51,19 @@ def bad_score(value: Any) -> str:
     """What is wrong with a score that is not a finite number, and the fix."""
     if isinstance(value, str):
         return f"score {value!r} is text, not a number; give numbers (float({value!r}))"
-    if _finite(value) is False and isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):  # numpy's too
         return f"score {value!r} is not finite; give finite scores"
     return f"score {value!r} is not a number; give finite numbers"
+
+
+def _missing(value: Any) -> bool:
+    """NaN, NaT or pandas' <NA> (a nullable integer column's gap)."""
+    import pandas as pd
+
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or the like: not a gap, read as it is
+        return False
 
 
 def _finite(value: Any) -> bool:
@@ -67,7 +78,7 @@ def qrels_text(df: Any) -> str:
     grades as integers where they are whole numbers, label names (RELATED) as they are."""
     lines = ["query-id\tcorpus-id\tscore"]
     for row, qid, doc, grade in _rows(df, "qrels", QRELS_COLUMNS):
-        if grade is None or (isinstance(grade, float) and not math.isfinite(grade)):
+        if grade is None or _missing(grade):
             raise BenchmarkError(
                 f"qrels DataFrame row {row!r}: query '{qid}', chunk '{doc}' has no grade "
                 f"({grade}); give each row an integer grade or a label name"

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 def fixed(x: float, places: int = 2, signed: bool = False) -> str:
     """`x` with `places` decimals. It is rounded to 9 decimals first, so that one mean summed
-    in two orders (53.125 and 53.12500000000001) prints the same, not 53.12 beside 53.13;
-    adding 0.0 turns a -0.0 (what such a difference rounds to) into 0.0."""
-    return f"{round(x, 9) + 0.0:{'+' if signed else ''}.{places}f}"
+    in two orders (53.125 and 53.12500000000001) prints the same, not 53.12 beside 53.13; a
+    value that rounds to zero prints as zero, +0.00 (adding 0.0 turns a -0.0 into 0.0)."""
+    return f"{round(round(x, 9), places) + 0.0:{'+' if signed else ''}.{places}f}"
 
 
 def _render(header, body, fmt: str, left: int, align) -> list[str]:

@@ -65,11 +65,7 @@ def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
                 f"{path} is a file of the BEIR folder {path.parent}; give the folder "
                 f"(load_benchmark('{path.parent}'), or corpus=beir corpus.path={path.parent})"
             )
-        bench = load_redqa(path, name=name)
-        # the file's git blob id, as corpus configs pin it (verified already when pinned): a
-        # reproduction report tells the published file from other data of the same name
-        blob = cfg.get("git_blob_sha1") or datasets.git_blob_sha1(path)
-        return replace(bench, metadata={**bench.metadata, "git_blob_sha1": blob})
+        return load_redqa(path, name=name)  # its git blob id recorded (checked when pinned)
     bench = load_beir(path, name=name, split=cfg.get("split") or "test", qrels=qrels)
     if cfg.get("git_blob_sha1"):
         bench = replace(bench, metadata={**bench.metadata, "git_blob_sha1": cfg["git_blob_sha1"]})
@@ -170,7 +166,11 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
         raise BenchmarkError(f"{path}: 'queries' is empty; a benchmark needs at least one query")
     _check_unique(path, queries)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    metadata: dict[str, Any] = {"format": "redqa", "file_metadata": meta}
+    # the file's git blob id, as corpus configs pin it: a reproduction report tells the
+    # published file from other data under the same name
+    metadata: dict[str, Any] = {
+        "format": "redqa", "file_metadata": meta, "git_blob_sha1": datasets.blob_sha1_of(raw)
+    }  # fmt: skip
     metadata.update(absent_notes(path, queries, corpus))
     return Benchmark(
         name=name,

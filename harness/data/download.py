@@ -26,6 +26,11 @@ def git_blob_sha1(path: Path) -> str:
     return h.hexdigest()
 
 
+def blob_sha1_of(data: bytes) -> str:
+    """git_blob_sha1 of bytes already read."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def verify(path: Path, expected_blob_sha1: str, how_to_fix: str) -> None:
     """Raise ChecksumError unless the file's git blob SHA-1 is the pinned one."""
     got = git_blob_sha1(path)

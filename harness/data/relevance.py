@@ -160,8 +160,8 @@ def _judged(bench: Benchmark, spec: RelevanceSpec) -> Benchmark:
     if absent:  # after the labels were checked: a bad label is the one line a run prints
         log.info(
             f"{bench.source}: {absent['labels']} label(s) name {absent['chunks']} chunk id(s) "
-            f"not in the corpus (e.g. {', '.join(map(repr, absent['examples']))}); kept, but "
-            "no run can retrieve those chunks"
+            f"not in the corpus (e.g. {', '.join(map(repr, absent['examples']))}); kept, and "
+            "only a run file can rank those chunks: no retriever finds them in the corpus"
         )
     if counts["groups_emptied"]:
         log.info(

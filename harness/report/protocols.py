@@ -59,10 +59,10 @@ def lines(block: Mapping[str, Any] | None, ks: Collection[int] | None = None) ->
         "score, 0.5 = chance" + (f" ({partial} partial left out)" if partial else "") + ":"
     )
     out.append("  " + ", ".join(parts))
-    d = block.get("distractors")
-    if d:
-        ats = sorted((k for k in d if k.startswith("top")), key=top_k)
-        ats = [k for k in ats if ks is None or top_k(k) in ks]
+    d = block.get("distractors") or {}
+    ats = sorted((k for k in d if k.startswith("top")), key=top_k)
+    ats = [k for k in ats if ks is None or top_k(k) in ks]
+    if d and (ats or ks is None):  # a K asked for that the block lacks: no line, not "0"
         shares = [f"@{top_k(k)} {100 * d[k]['share']:.1f}% ({d[k]['queries']})" for k in ats]
         n_lab = d[ats[0]]["n"] if ats else 0
         out.append(f"Unanswerable queries ({n_lab} with labels) with a distractor in the top K:")

@@ -176,7 +176,9 @@ def for_run(cfg: Mapping[str, Any], bench) -> ForRun:
         return ForRun(doc, path, f"semantic strata {status}: {path}")
     if not path.is_file():
         build = rebuild_command(cfg, bench.name)[: -len(" --force")]
-        others = sorted(p.name for p in path.parent.glob("*.json")) if path.parent.is_dir() else []
+        others = sorted(  # strata files, not the reports beside them (<stem>.report.json)
+            p.name for p in path.parent.glob("*_g*.json") if not p.name.endswith(".report.json")
+        )
         if others:
             return ForRun(None, path, (
                 f"no semantic strata for '{bench.name}' with these settings ({path.name}); "

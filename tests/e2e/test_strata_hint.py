@@ -30,6 +30,7 @@ def test_strata_never_built_and_built_for_other_settings(tmp_path, monkeypatch, 
     built = tmp_path / "results" / "strata" / "demo" / "offline_minilm_g1.json"
     built.parent.mkdir(parents=True)
     built.write_text("{}", encoding="utf-8")
+    built.with_suffix(".report.json").write_text("{}", encoding="utf-8")  # not a strata file
     note = (
         "note: no semantic strata for 'demo' with these settings (offline_minilm_g2.json); "
         "results/strata/demo holds offline_minilm_g1.json; build them with: python -m "

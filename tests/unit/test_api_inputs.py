@@ -172,3 +172,56 @@ def test_what_loading_notes_is_in_the_benchmark_and_every_evaluation(folder, tmp
     assert ev.notes[0] == bench.notes[0]
     assert note in harness.evaluate(odd, {"7": {"1": 1.0}}, metrics=["P@1"], bootstrap=0).notes[0]
     assert harness.load_benchmark(folder).notes == ()
+
+
+def test_noting_leaves_the_logger_as_it_found_it(folder, tmp_path, caplog):
+    """A logger the user silenced stays silent (the notes are still kept), and overlapping
+    evaluations in two threads leave its level as it was."""
+    import logging
+    import shutil
+    import threading
+
+    from harness.data import noted
+
+    odd = tmp_path / "odd"
+    shutil.copytree(folder, odd)
+    with (odd / "qrels" / "test.tsv").open("a") as f:
+        f.write("8\tgone\t1\n")
+    log = logging.getLogger("harness.data")
+    before = log.level
+    try:
+        log.setLevel(logging.ERROR)
+        with caplog.at_level(logging.INFO, logger="root"):
+            bench = harness.load_benchmark(odd)
+        assert "not in corpus.jsonl" in bench.notes[0]
+        assert not [r for r in caplog.records if r.name == "harness.data"]
+        assert log.level == logging.ERROR
+    finally:
+        log.setLevel(before)
+    inside, leave = threading.Event(), threading.Event()
+
+    def hold():
+        with noted():
+            inside.set()
+            leave.wait(10)
+
+    other = threading.Thread(target=hold)
+    other.start()
+    inside.wait(10)
+    with noted():
+        leave.set()  # the other block ends first, this one last
+        other.join(10)
+        assert log.isEnabledFor(logging.INFO)
+    assert log.level == before
+
+
+def test_a_format_name_with_its_path_warns_of_nothing(folder, tmp_path, monkeypatch):
+    import shutil
+    import warnings
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(folder, tmp_path / "beir")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bench = harness.load_benchmark("beir", path=str(folder))
+    assert bench.checksum == harness.load_benchmark(folder).checksum

@@ -31,7 +31,8 @@ def test_missing_query_has_empty_ranking():
 @pytest.mark.parametrize(
     ("bad", "said"),
     [(float("inf"), "inf is not finite"), (float("-inf"), "-inf is not finite"),
-     (float("nan"), "nan is not finite"), ("high", "'high' is text, not a number")],
+     (float("nan"), "nan is not finite"), ("high", "'high' is text, not a number"),
+     (__import__("numpy").float32("inf"), r"np.float32\(inf\) is not finite")],
 )  # fmt: skip
 def test_from_dict_refuses_what_from_trec_refuses(bad, said):
     from harness.core.errors import HarnessError

@@ -73,7 +73,7 @@ def test_a_qrels_dataframe_reads_as_the_file(tmp_path, want, columns):
     assert data_files({"format": "beir", "path": str(folder), "qrels": df}) is None
 
 
-@pytest.mark.parametrize("missing", [float("nan"), None])
+@pytest.mark.parametrize("missing", [float("nan"), None, pd.NA])
 def test_a_qrels_dataframe_row_without_a_grade_is_refused_when_loaded(tmp_path, missing):
     folder = _folder(tmp_path, qrels_name=None)
     df = pd.DataFrame(JUDGED, columns=("query_id", "doc_id", "relevance")).astype(

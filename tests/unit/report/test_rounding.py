@@ -14,7 +14,9 @@ SUMMED = 0.5312500000000001  # the same mean, weighted and summed over clusters
 
 def test_the_terminal_prints_both_the_same():
     assert display("coverage@10", EXACT) == display("coverage@10", SUMMED) == "53.12"
-    assert display("coverage@10", SUMMED - EXACT, signed=True) == "+0.00"
+    assert display("coverage@10", EXACT - SUMMED, signed=True) == "+0.00"  # not -0.00
+    assert display("coverage@10", -0.00004, signed=True) == "+0.00"
+    assert display("coverage@10", -0.00006, signed=True) == "-0.01"
 
 
 def test_the_population_estimate_matches_the_plain_mean():
