@@ -116,7 +116,7 @@ class RunFile:
         if depth is None:
             depth = max(1, max(map(len, scores.values()), default=0))
         unknown_q = [q for q in scores if q not in wanted]
-        check_queries(list(scores), wanted, f"{self.path}: ")
+        check_queries([q for q, docs in scores.items() if docs], wanted, f"{self.path}: ")
         kept: dict[str, dict[str, float]] = {}
         unknown_docs: dict[str, None] = {}
         unknown = total = truncated = 0
