@@ -57,7 +57,8 @@ def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
         from harness.data.irds import load_irds
 
         return load_irds(cfg)
-    path = _resolve_path(cfg)
+    path, fix = _resolve_path(cfg)
+    pinned = cfg.get("git_blob_sha1") if fix else None  # still to check against the file
     name = cfg.get("name") or _default_name(path)
     if fmt == "redqa":
         if path.suffix == ".jsonl" and (path.parent / "queries.jsonl").is_file():
@@ -65,7 +66,9 @@ def load_benchmark(cfg: Mapping[str, Any]) -> Benchmark:
                 f"{path} is a file of the BEIR folder {path.parent}; give the folder "
                 f"(load_benchmark('{path.parent}'), or corpus=beir corpus.path={path.parent})"
             )
-        return load_redqa(path, name=name)  # its git blob id recorded (checked when pinned)
+        return load_redqa(path, name=name, pinned=pinned, fix=fix)  # checked on its bytes
+    if pinned:
+        datasets.verify(path, pinned, fix)
     bench = load_beir(path, name=name, split=cfg.get("split") or "test", qrels=qrels)
     if cfg.get("git_blob_sha1"):
         bench = replace(bench, metadata={**bench.metadata, "git_blob_sha1": cfg["git_blob_sha1"]})
@@ -118,40 +121,42 @@ def files_checksum(files: list[tuple[str | None, Path]]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def _resolve_path(cfg: Mapping[str, Any]) -> Path:
-    """The local file or folder to read: an explicit path, the packaged demo, or the data dir."""
+def _resolve_path(cfg: Mapping[str, Any]) -> tuple[Path, str]:
+    """The local file or folder to read (an explicit path, the packaged demo, or the data
+    dir), and how to fix it should it not be the pinned file ('': nothing left to check,
+    a fresh download was checked as it came)."""
     pinned = cfg.get("git_blob_sha1")
     if cfg.get("path"):
         path = Path(str(cfg["path"])).expanduser()
         if not path.exists():
             raise BenchmarkError(f"benchmark not found: {path} (from corpus.path); check the path")
-        if pinned:
-            datasets.verify(path, pinned, "corpus.path must point to the pinned file")
-        return path
+        return path, "corpus.path must point to the pinned file"
     if cfg.get("packaged"):
-        return PACKAGED_DIR / str(cfg["packaged"])
+        return PACKAGED_DIR / str(cfg["packaged"]), ""  # shipped with the code, as it was
     if not cfg.get("file"):
         raise ConfigError(
             f"corpus '{cfg.get('name')}' needs a path: set corpus.path=/path/to/benchmark"
         )
     path = data_dir() / str(cfg["file"])
     if path.exists():
-        if pinned:
-            datasets.verify(path, pinned, f"delete {path} to download it again")
-        return path
+        return path, f"delete {path} to download it again"
     if not (cfg.get("url") and pinned):
         raise BenchmarkError(f"benchmark not found: {path}; set corpus.path or HARNESS_DATA_DIR")
-    return datasets.fetch(str(cfg["url"]), path, pinned)
+    return datasets.fetch(str(cfg["url"]), path, pinned), ""
 
 
 # ---------------------------------------------------------------- RedQA JSON
 
 
-def load_redqa(path: Path, *, name: str) -> Benchmark:
-    """Read a RedQA-format JSON file (`queries[].gold_chunk_groups`, `corpus{id:{content}}`)."""
+def load_redqa(path: Path, *, name: str, pinned: str | None = None, fix: str = "") -> Benchmark:
+    """Read a RedQA-format JSON file (`queries[].gold_chunk_groups`, `corpus{id:{content}}`);
+    with `pinned`, refuse it unless its git blob id is that one (`fix`: how to mend it)."""
     if not path.is_file():
         raise BenchmarkError(missing(path, "benchmark file"))
     raw = path.read_bytes()
+    blob = datasets.blob_sha1_of(raw)  # hashed once: checked here, recorded below
+    if pinned:
+        datasets.verify(path, pinned, fix, blob)
     data = _json(path, raw)
     if not isinstance(data, dict):
         raise BenchmarkError(f"{path}: top level must be an object with 'queries' and 'corpus'")
@@ -169,7 +174,7 @@ def load_redqa(path: Path, *, name: str) -> Benchmark:
     # the file's git blob id, as corpus configs pin it: a reproduction report tells the
     # published file from other data under the same name
     metadata: dict[str, Any] = {
-        "format": "redqa", "file_metadata": meta, "git_blob_sha1": datasets.blob_sha1_of(raw)
+        "format": "redqa", "file_metadata": meta, "git_blob_sha1": blob
     }  # fmt: skip
     metadata.update(absent_notes(path, queries, corpus))
     return Benchmark(

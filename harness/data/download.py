@@ -17,9 +17,13 @@ log = logging.getLogger("harness.data")
 _CHUNK = 1 << 20
 
 
+def _blob_hash(size: int):
+    return hashlib.sha1(b"blob %d\0" % size)  # git's blob header, then the content
+
+
 def git_blob_sha1(path: Path) -> str:
     """Git's blob id of a file: sha1 of b'blob <size>\\0' + content."""
-    h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    h = _blob_hash(path.stat().st_size)
     with open(path, "rb") as f:
         while block := f.read(_CHUNK):
             h.update(block)
@@ -28,12 +32,15 @@ def git_blob_sha1(path: Path) -> str:
 
 def blob_sha1_of(data: bytes) -> str:
     """git_blob_sha1 of bytes already read."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    h = _blob_hash(len(data))
+    h.update(data)
+    return h.hexdigest()
 
 
-def verify(path: Path, expected_blob_sha1: str, how_to_fix: str) -> None:
-    """Raise ChecksumError unless the file's git blob SHA-1 is the pinned one."""
-    got = git_blob_sha1(path)
+def verify(path: Path, expected_blob_sha1: str, how_to_fix: str, got: str | None = None) -> None:
+    """Raise ChecksumError unless the file's git blob SHA-1 (`got`, when the caller has it
+    from bytes it read) is the pinned one."""
+    got = got or git_blob_sha1(path)
     if got != expected_blob_sha1:
         raise ChecksumError(
             f"checksum mismatch for {path}: git blob SHA-1 is {got}, "
