@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def once(checkout: Path, results: Path) -> float:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a user's Python: compiled modules are cached
     args = [sys.executable, "-m", "harness", "force=true", f"results.dir={results}"]
     start = time.perf_counter()
     subprocess.run(args, cwd=checkout, env=env, check=True, capture_output=True)

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from filelock import FileLock, Timeout
 
 from harness.core.errors import HarnessError
 from harness.core.faults import checkpoint
@@ -97,6 +96,8 @@ def hold_lock(
     another process may be waiting on would let a third one in."""
     made = new_dirs(lock_path.parent)
     make_dirs(lock_path.parent, setting)
+    from filelock import FileLock, Timeout  # here: only a run that writes takes a lock
+
     lock = FileLock(str(lock_path))
     try:
         try:

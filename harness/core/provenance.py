@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import platform
 import subprocess
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,8 @@ MODEL_PACKAGES = (
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str | None]:
     """Installed version of each package (None when it is not installed)."""
+    from importlib import metadata  # here: only a cell that is written needs it
+
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in (*PACKAGES, *extra):
         try:

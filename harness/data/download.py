@@ -6,8 +6,6 @@ import hashlib
 import logging
 import os
 import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from harness.core.errors import BenchmarkError, ChecksumError
@@ -66,6 +64,9 @@ def fetch(url: str, dest: Path, expected_blob_sha1: str, timeout: float = 60.0) 
             f"set HARNESS_DATA_DIR to a writable folder"
         ) from None
     log.info(f"downloading {masked_url(url)} -> {dest}")
+    import urllib.error  # here: a run whose data is on disk does not pay for http's imports
+    import urllib.request
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
