@@ -13,6 +13,20 @@ from tests.helpers.fake_openai import fake_openai  # noqa: F401  (the fixture, f
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_cache_dir(tmp_path_factory):
+    """The session's cache folder (embeddings, LLM answers, composed configs): a test's tools
+    never read or write the user's, and no test sees what an earlier session left there. A
+    test that needs an empty one sets HARNESS_CACHE_DIR itself."""
+    old = os.environ.get("HARNESS_CACHE_DIR")
+    os.environ["HARNESS_CACHE_DIR"] = str(tmp_path_factory.mktemp("harness-cache"))
+    yield
+    if old is None:
+        os.environ.pop("HARNESS_CACHE_DIR", None)
+    else:
+        os.environ["HARNESS_CACHE_DIR"] = old
+
+
 def shared_data_dir() -> Path:
     """$HARNESS_DATA_DIR (set by .ci/run), else ../shared/data beside the checkout."""
     env = os.environ.get("HARNESS_DATA_DIR")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from harness.cli.common import frozen_heap, guarded
@@ -83,9 +82,10 @@ def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> 
         run_and_report,
     )
     from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.utils import run_job
+    from hydra.core.utils import configure_log, run_job
     from hydra.types import HydraContext, RunMode
 
+    from harness.cli import compose_cache
     from harness.cli.hydra_conf import flags_fit, register
     from harness.core.paths import conf_dir
 
@@ -95,9 +95,12 @@ def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> 
     search_path = create_automatic_config_search_path(None, None, str(conf_dir()))
     hydra = Hydra.create_main_hydra2(task_name=task_name, config_search_path=search_path)
     try:
-        key = _composition_key(overrides, task_name)
-        cfg = _cached_composition(key)  # kept only when it passed the checks below
-        if cfg is None:
+        sources = hydra.config_loader.get_sources()
+        key = compose_cache.key(overrides, task_name, sources)
+        cfg = compose_cache.load(key)  # kept only when it passed the checks below
+        if cfg is not None:
+            configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)  # as composing does
+        else:
             register()
             try:
                 cfg = hydra.compose_config(
@@ -110,7 +113,8 @@ def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> 
                 return False
             if cfg.hydra.mode not in (None, RunMode.RUN) or not flags_fit(cfg, overrides):
                 return False
-            _keep_composition(key, cfg)
+            if key == compose_cache.key(overrides, task_name, sources):  # conf/ did not change
+                compose_cache.keep(key, cfg)
         if cfg.hydra.mode is None:  # as hydra.main records it
             cfg.hydra.mode = RunMode.RUN
             cfg.hydra.overrides.hydra.append("hydra.mode=RUN")
@@ -132,109 +136,6 @@ def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> 
         return True
     finally:
         GlobalHydra.instance().clear()
-
-
-_KEPT = 256  # compositions kept in the cache (about 20 KB each); the oldest go first
-
-
-def _composition_key(overrides: Sequence[str], task_name: str) -> str | None:
-    """A digest of everything Hydra reads to compose conf/ with `overrides`: the config tree
-    (where it is and its files), the schema's source, the Hydra plugins installed, the
-    library versions, the task name and the overrides. None when an override points Hydra at
-    config files elsewhere (not cached)."""
-    import hashlib
-    import os
-
-    import hydra
-    import hydra_plugins
-    import omegaconf
-
-    from harness.core import confs
-    from harness.core.paths import conf_dir
-
-    if any(o.lstrip("+~").startswith("hydra.searchpath") for o in overrides):
-        return None
-    conf = conf_dir()
-    digest = hashlib.sha256()
-    for part in (sys.version, hydra.__version__, omegaconf.__version__, conf, task_name):
-        digest.update(f"{part}\0".encode())
-    for part in overrides:
-        digest.update(f"{part}\0".encode())
-    digest.update(Path(confs.__file__).read_bytes())
-    for path in sorted(conf.rglob("*.yaml")):
-        digest.update(f"{path.relative_to(conf)}\0".encode() + path.read_bytes())
-    plugins = []  # a plugin's configs and search paths: its files, by size and time
-    for root in getattr(hydra_plugins, "__path__", []):
-        for folder, dirs, names in os.walk(root):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            plugins += [os.path.join(folder, name) for name in names]
-    for path in sorted(plugins):
-        st = os.stat(path)
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    return digest.hexdigest()
-
-
-def _cache_file(key: str) -> Path:
-    from harness.core.paths import cache_dir
-
-    return cache_dir() / "compose" / f"{key}.pkl"
-
-
-def _cached_composition(key: str | None):
-    """The config composed before for the same key, as Hydra's compose_config returns it
-    (logging configured, this working directory recorded); None when there is none. Composing
-    costs about a tenth of a second at every start; reading it back, a few milliseconds."""
-    import contextlib
-    import os
-    import pickle
-
-    from hydra.core.utils import configure_log
-    from omegaconf import DictConfig
-
-    if key is None:
-        return None
-    path = _cache_file(key)
-    try:
-        cfg = pickle.loads(path.read_bytes())
-    except Exception:  # absent, unreadable or written by another version: compose it
-        return None
-    if not isinstance(cfg, DictConfig):
-        return None
-    with contextlib.suppress(OSError):  # used now: the last to be pruned
-        os.utime(path)
-    cfg.hydra.runtime.cwd = os.getcwd()
-    configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
-    return cfg
-
-
-def _keep_composition(key: str | None, cfg) -> None:
-    """Keep `cfg` for the next start with the same key, written atomically; not kept when it
-    copies environment variables or asks for Hydra's debug output (a read-back could not
-    repeat them); beyond _KEPT entries the least recently used go. A cache that cannot be written is
-    skipped: it only saves time."""
-    import os
-    import pickle
-    import tempfile
-
-    if key is None or cfg.hydra.job.env_copy or cfg.hydra.verbose or cfg.hydra.searchpath:
-        return
-    path = _cache_file(key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".compose.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(pickle.dumps(cfg))
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        mine = [p for p in path.parent.glob("*.pkl") if len(p.stem) == len(key)]
-        kept = sorted(mine, key=lambda p: p.stat().st_mtime_ns)
-        for old in kept[:-_KEPT]:
-            old.unlink(missing_ok=True)
-    except Exception:  # noqa: BLE001 (a cache that cannot be kept costs the next start only)
-        return
 
 
 def _check_slurm(argv: Sequence[str]) -> None:

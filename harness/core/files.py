@@ -94,10 +94,10 @@ def hold_lock(
     the way out (the work failed), the lock file and the folders made for it are removed, so a
     failed run leaves nothing behind. The lock file stays otherwise: deleting a lock file that
     another process may be waiting on would let a third one in."""
-    made = new_dirs(lock_path.parent)
-    make_dirs(lock_path.parent, setting)
     from filelock import FileLock, Timeout  # here: only a run that writes takes a lock
 
+    made = new_dirs(lock_path.parent)
+    make_dirs(lock_path.parent, setting)
     lock = FileLock(str(lock_path))
     try:
         try:

@@ -53,9 +53,9 @@ def test_two_shards_fill_the_cache_of_one_run_and_the_cell_reads_it(tmp_path):
     # an unsharded cell encodes for itself; its cache and its results are the same bytes
     alone = harness(*ARGS, cwd=plain, env=_env(plain))
     assert "corpus 8 shards encoded and saved; queries 3 shards encoded and saved" in alone.stderr
-    cache = _files(sharded / "cache")
+    cache = _files(sharded / "cache" / "embeddings")  # beside it: compose/, configs composed
     assert len(cache) == (2 + 2 * 8) + (2 + 2 * 3)  # corpus, queries: meta.json, claims, .npy+.json
-    assert cache == _files(plain / "cache")
+    assert cache == _files(plain / "cache" / "embeddings")
     for name in CELL_FILES:
         a = (sharded / "results" / "demo" / "minilm" / name).read_bytes()
         assert a == (plain / "results" / "demo" / "minilm" / name).read_bytes(), name

@@ -252,6 +252,6 @@ def test_a_sharded_encoding_job_array_fills_the_cache_of_one_run(slurm, tmp_path
     )
     assert "2 cells (2 done, 0 up to date, 0 failed)" in out.stdout
     run_module("harness.encode", *args, cwd=plain, env=env(plain))
-    cache = files(sharded / "cache")
+    cache = files(sharded / "cache" / "embeddings")  # beside it: compose/
     assert len(cache) == (2 + 2 * 8) + (2 + 2 * 3)  # meta.json, claims, .npy + .json each
-    assert cache == files(plain / "cache")
+    assert cache == files(plain / "cache" / "embeddings")

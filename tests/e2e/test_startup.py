@@ -19,9 +19,9 @@ from harness.core.paths import conf_dir
 from tests.helpers.cli import run_module
 
 
-def _probe(tool: str, *args: str, cwd, cache=None):
+def _probe(tool: str, *args: str, cwd, cache=None, env=None):
     """The tool's start-up, with a composition cache of its own (`cache`, else an empty one)."""
-    env = {"HARNESS_CACHE_DIR": str(cache or Path(cwd) / ".cache")}
+    env = {"HARNESS_CACHE_DIR": str(cache or Path(cwd) / ".cache"), **(env or {})}
     res = run_module("tests.helpers.startup_probe", tool, *args, cwd=cwd, env=env, check=False)
     last = res.stderr.strip().splitlines()[-1]
     assert last.startswith("probe: "), res.stderr
@@ -82,55 +82,76 @@ def test_compare_does_not_import_scipy_stats(tmp_path):
     assert "scipy.stats" not in probe["modules"] and "pandas" not in probe["modules"]
 
 
+def _entries(cache: Path) -> list[Path]:
+    return sorted((cache / "compose").rglob("*.pkl"))
+
+
 def test_a_second_start_reads_the_composition_back(tmp_path):
     """Same overrides, same config files: the composition is read back (no composing), the
-    command gets the same config, and the working directory is this start's."""
+    command gets the same config, and the working directory and the time are this start's."""
     cache = tmp_path / "cache"
-    args = ["retriever=bm25-simple", "metrics.k=[3,7]", "results.dir=${hydra:runtime.cwd}/out"]
+    args = ["retriever=bm25-simple", "metrics.k=[3,7]", "results.dir=${hydra:runtime.cwd}/out",
+            "strata.dir=${now:%H-%M-%S}"]  # fmt: skip
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     first, probe = _probe("config", *args, cwd=tmp_path / "a", cache=cache)
     assert first.returncode == 0, first.stderr
     assert probe["compositions"] == 1
-    assert len(list((cache / "compose").glob("*.pkl"))) == 1
+    (entry,) = _entries(cache)
+    # Composing resolved ${now:%H-%M-%S} once (Hydra's own run.dir uses it) and OmegaConf
+    # keeps what a resolver gave: an entry must not carry that time into later starts
+    kept = pickle.loads(entry.read_bytes())
+    assert kept._metadata.resolver_cache["now"][("%H-%M-%S",)]
+    kept._metadata.resolver_cache["now"][("%H-%M-%S",)] = "99-99-99"
+    entry.write_bytes(pickle.dumps(kept))
     again, probe = _probe("config", *args, cwd=tmp_path / "a", cache=cache)
     assert probe["compositions"] == 0
-    assert again.stdout == first.stdout
+    one, two = json.loads(first.stdout), json.loads(again.stdout)
+    assert two["strata"].pop("dir") != "99-99-99"
+    one["strata"].pop("dir")
+    assert one == two
     elsewhere, probe = _probe("config", *args, cwd=tmp_path / "b", cache=cache)
     assert probe["compositions"] == 0
-    assert json.loads(elsewhere.stdout)["results"]["dir"] == str(tmp_path / "b" / "out")
-    assert elsewhere.stdout.replace(f"{tmp_path}/b/", f"{tmp_path}/a/") == first.stdout
+    three = json.loads(elsewhere.stdout)
+    assert three["results"]["dir"] == str(tmp_path / "b" / "out")
+    three["strata"].pop("dir")
+    assert three | {"results": one["results"]} == one
     # other overrides are composed
     _, probe = _probe("config", *args, "retrieval.depth=7", cwd=tmp_path / "a", cache=cache)
     assert probe["compositions"] == 1
 
 
-def test_a_cached_run_writes_the_same_cell(tmp_path):
-    """A run started from the cached composition writes the bytes a composed one writes."""
+def test_a_cached_run_writes_what_a_composed_one_writes(tmp_path):
     cache = tmp_path / "cache"
-    cells = []
-    for name in ("one", "two"):
-        res, probe = _probe("run", "stats.bootstrap=50", f"results.dir={name}", cwd=tmp_path,
-                            cache=cache)  # fmt: skip
+    cell = tmp_path / "results" / "demo" / "bm25"
+    files = {}
+    for composed in (1, 0):
+        res, probe = _probe("run", "stats.bootstrap=50", "force=true", cwd=tmp_path, cache=cache)
         assert res.returncode == 0, res.stderr
-        cells.append(tmp_path / name / "demo" / "bm25")
-    # `results.dir` differs, so both composed; now each again, from the cache
-    for name in ("one", "two"):
-        res, probe = _probe("run", "stats.bootstrap=50", f"results.dir={name}", "force=true",
-                            cwd=tmp_path, cache=cache)  # fmt: skip
-        assert probe["compositions"] == 1  # force=true is another override
-        res, probe = _probe("run", "stats.bootstrap=50", f"results.dir={name}", "force=true",
-                            cwd=tmp_path, cache=cache)  # fmt: skip
-        assert probe["compositions"] == 0 and res.returncode == 0, res.stderr
-    for f in ("metrics.json", "per_query.csv", "run.trec", "config.yaml"):
-        one, two = ((c / f).read_text().replace("two", "one") for c in cells)
-        assert one == two, f
+        assert probe["compositions"] == composed
+        names = ("metrics.json", "per_query.csv", "run.trec", "config.yaml")
+        files[composed] = {f: (cell / f).read_bytes() for f in names}
+        files[composed]["stdout"] = res.stdout.encode()
+    assert files[0] == files[1]
+
+
+def test_a_group_choice_from_the_environment_is_composed_every_time(tmp_path):
+    """Hydra resolves a config group's interpolated choice while composing: what it reads
+    (an environment variable here) is not in the key, so it is never kept."""
+    cache = tmp_path / "cache"
+    for corpus in ("demo", "finance", "demo"):
+        res, probe = _probe("config", "corpus=${oc.env:MY_CORPUS}", cwd=tmp_path, cache=cache,
+                            env={"MY_CORPUS": corpus})  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        assert probe["compositions"] == 1
+        assert json.loads(res.stdout)["corpus"]["name"] == corpus
+    assert not _entries(cache)
 
 
 def test_a_damaged_or_foreign_cache_entry_is_composed_again(tmp_path):
     cache = tmp_path / "cache"
     res, _ = _probe("config", "retrieval.depth=9", cwd=tmp_path, cache=cache)
-    (entry,) = (cache / "compose").glob("*.pkl")
+    (entry,) = _entries(cache)
     for junk in (b"not a pickle", pickle.dumps({"retrieval": {"depth": 1}})):
         entry.write_bytes(junk)
         again, probe = _probe("config", "retrieval.depth=9", cwd=tmp_path, cache=cache)
@@ -141,11 +162,18 @@ def test_a_damaged_or_foreign_cache_entry_is_composed_again(tmp_path):
 
 def test_what_fails_its_checks_is_not_kept(tmp_path):
     """An override that composes but is refused (a yes/no setting given `maybe`), a sweep
-    asked for through hydra.mode and Hydra's debug output never enter the cache."""
+    asked for through hydra.mode, copied environment variables and Hydra's debug output never
+    enter the cache."""
     cache = tmp_path / "cache"
-    for args in (("force=maybe",), ("retrieval.depth=3", "hydra.verbose=true")):
-        _probe("run", *args, cwd=tmp_path, cache=cache)
-    assert not list((cache / "compose").glob("*.pkl"))
+    for args in (
+        ("force=maybe",),
+        ("retrieval.depth=11", "hydra.verbose=true"),
+        ("retrieval.depth=12", "hydra.job.env_copy=[HOME]"),
+        ("retrieval.depth=13", "hydra.mode=MULTIRUN"),
+    ):
+        res, _ = _probe("run", *args, "stats.bootstrap=0", cwd=tmp_path, cache=cache)
+        assert res.returncode == (2 if "force=maybe" in args else 0), res.stderr
+    assert not _entries(cache)
     res, probe = _probe("run", "force=maybe", cwd=tmp_path, cache=cache)
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("error: force must be true or false, got 'maybe'")
