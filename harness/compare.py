@@ -1,6 +1,8 @@
-"""`python -m harness.compare`: see harness.cli.compare (this module only starts it)."""
+"""`python -m harness.compare` is `harness compare` (harness.cli.compare)."""
 
-from harness.cli.compare import main
+import sys
+
+from harness.cli.main import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main(["compare", *sys.argv[1:]])

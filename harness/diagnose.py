@@ -1,6 +1,8 @@
-"""`python -m harness.diagnose`: see harness.cli.diagnose (this module only starts it)."""
+"""`python -m harness.diagnose` is `harness diagnose` (harness.cli.diagnose)."""
 
-from harness.cli.diagnose import main
+import sys
+
+from harness.cli.main import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main(["diagnose", *sys.argv[1:]])

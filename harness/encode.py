@@ -1,6 +1,8 @@
-"""`python -m harness.encode`: see harness.cli.encode (this module only starts it)."""
+"""`python -m harness.encode` is `harness encode` (harness.cli.encode)."""
 
-from harness.cli.encode import main
+import sys
+
+from harness.cli.main import main
 
 if __name__ == "__main__":
-    main()
+    main(["encode", *sys.argv[1:]])

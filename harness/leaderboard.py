@@ -1,6 +1,8 @@
-"""`python -m harness.leaderboard`: see harness.cli.leaderboard (this module only starts it)."""
+"""`python -m harness.leaderboard` is `harness leaderboard` (harness.cli.leaderboard)."""
 
-from harness.cli.leaderboard import main
+import sys
+
+from harness.cli.main import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main(["leaderboard", *sys.argv[1:]])

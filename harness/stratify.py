@@ -1,6 +1,8 @@
-"""`python -m harness.stratify`: see harness.cli.stratify (this module only starts it)."""
+"""`python -m harness.stratify` is `harness stratify` (harness.cli.stratify)."""
 
-from harness.cli.stratify import main
+import sys
+
+from harness.cli.main import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main(["stratify", *sys.argv[1:]])

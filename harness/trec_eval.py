@@ -1,6 +1,8 @@
-"""`python -m harness.trec_eval`: see harness.cli.trec_eval (this module only starts it)."""
+"""`python -m harness.trec_eval` is `harness trec_eval` (harness.cli.trec_eval)."""
 
-from harness.cli.trec_eval import main
+import sys
+
+from harness.cli.main import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main(["trec_eval", *sys.argv[1:]])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +33,8 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     previous = _on_signals()
     try:
         return fn(*args, **kwargs)
+    except BrokenPipeError:
+        stdout_closed()
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         name = signal.Signals(signum).name
@@ -45,6 +48,15 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def stdout_closed() -> NoReturn:
+    """The reader of stdout stopped early (`... | head -3`): end quietly, as a program killed
+    by SIGPIPE does (status 128 + 13), with stdout pointed at /dev/null so that flushing it on
+    the way out does not fail again. Python's documented recipe for SIGPIPE."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(128 + signal.SIGPIPE)
 
 
 def command(fn: Callable[..., T], argv: Sequence[str] | None) -> T:

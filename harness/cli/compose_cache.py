@@ -6,9 +6,10 @@ files, symlinked folders followed), the schema's source and the code that asks f
 composition, the Python, Hydra and OmegaConf versions, the Hydra plugins installed, the task
 name and the overrides. Nothing is kept (the start composes, as always) where the result could
 depend on something else: a config source other than Hydra's own, conf/ and the ConfigStore
-(a plugin's search path, `hydra.searchpath`); an interpolation in a config group's choice,
-which Hydra resolves while composing (`corpus=${oc.env:X}`, one in a defaults list); copied
-environment variables (`hydra.job.env_copy`); Hydra's debug output. Entries are pickles, so
+(a plugin's search path, `hydra.searchpath`); an interpolated config group choice or Hydra
+setting, which Hydra resolves while composing (`corpus=${oc.env:X}`, `hydra.mode=${...}`, one
+in a defaults list); copied environment variables (`hydra.job.env_copy`); Hydra's debug
+output; a composition that warned (the warning would not be repeated). Entries are pickles, so
 they are read only from a folder of this user's that no one else may write to.
 """
 
@@ -54,8 +55,9 @@ def _key(overrides: Sequence[str], task_name: str, sources: list[Any]) -> str | 
             return None
     for o in overrides:
         name, _, value = o.partition("=")
-        if "${" in value and "." not in name.lstrip("+~").split("@")[0]:
-            return None  # a group's choice (or a top-level key) interpolated while composing
+        name = name.lstrip("+~").split("@")[0]
+        if "${" in value and ("." not in name or name.startswith("hydra.")):
+            return None  # a group's choice or a Hydra setting, resolved while composing
     digest = hashlib.sha256()
 
     def add(data: bytes) -> None:
@@ -70,8 +72,8 @@ def _key(overrides: Sequence[str], task_name: str, sources: list[Any]) -> str | 
         add(str(path.relative_to(conf)).encode())
         if path.suffix == ".yaml":
             data = path.read_bytes()
-            if b"${" in data and b"defaults" in data and _interpolated_defaults(data):
-                return None
+            if (b"defaults" in data or b"\\" in data) and _interpolated_defaults(data):
+                return None  # (a backslash: YAML escapes can spell `defaults` or `${`)
             add(data)
     import hydra_plugins  # a plugin's configs and search paths: its files, by size and time
 
@@ -120,8 +122,9 @@ def _private(path: Path) -> bool:
 
 def load(key: str | None):
     """The composition kept under `key` (its resolver cache cleared: `${now:...}` is the time
-    of this start), with this start's working directory recorded as Hydra records it; None
-    when there is none or it cannot be used."""
+    of this start), with this start's working directory recorded and logging configured, as
+    Hydra's compose_config does; None when there is none or it cannot be used."""
+    from hydra.core.utils import configure_log
     from omegaconf import DictConfig, OmegaConf
 
     if key is None:
@@ -136,6 +139,7 @@ def load(key: str | None):
             return None
         OmegaConf.clear_cache(cfg)
         cfg.hydra.runtime.cwd = os.getcwd()
+        configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
     except Exception:  # noqa: BLE001 (absent, damaged, of another version: compose it)
         return None
     with contextlib.suppress(OSError):  # used now: the last to be pruned

@@ -5,6 +5,7 @@ resolved config as a plain dict; overrides that do not compose are checked for o
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -82,7 +83,7 @@ def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> 
         run_and_report,
     )
     from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.utils import configure_log, run_job
+    from hydra.core.utils import run_job
     from hydra.types import HydraContext, RunMode
 
     from harness.cli import compose_cache
@@ -98,23 +99,26 @@ def run_composed_once(task: Callable[[Any], None], overrides: Sequence[str]) -> 
         sources = hydra.config_loader.get_sources()
         key = compose_cache.key(overrides, task_name, sources)
         cfg = compose_cache.load(key)  # kept only when it passed the checks below
-        if cfg is not None:
-            configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)  # as composing does
-        else:
+        if cfg is None:
             register()
-            try:
-                cfg = hydra.compose_config(
-                    config_name="config",
-                    overrides=list(overrides),
-                    run_mode=RunMode.RUN,
-                    with_log_configuration=True,
-                )
-            except Exception:
+            with warnings.catch_warnings(record=True) as warned:
+                try:
+                    cfg = hydra.compose_config(
+                        config_name="config",
+                        overrides=list(overrides),
+                        run_mode=RunMode.RUN,
+                        with_log_configuration=True,
+                    )
+                except Exception:
+                    return False
+            for w in warned:  # shown as they would have been; such a composition is not kept
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+            if not flags_fit(cfg, overrides) or cfg.hydra.mode not in (None, RunMode.RUN):
                 return False
-            if cfg.hydra.mode not in (None, RunMode.RUN) or not flags_fit(cfg, overrides):
-                return False
-            if key == compose_cache.key(overrides, task_name, sources):  # conf/ did not change
-                compose_cache.keep(key, cfg)
+            if not warned and key == compose_cache.key(overrides, task_name, sources):
+                compose_cache.keep(key, cfg)  # (the key again: conf/ did not change meanwhile)
+        elif cfg.hydra.mode not in (None, RunMode.RUN):  # an interpolated mode, resolved now
+            return False
         if cfg.hydra.mode is None:  # as hydra.main records it
             cfg.hydra.mode = RunMode.RUN
             cfg.hydra.overrides.hydra.append("hydra.mode=RUN")

@@ -40,5 +40,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     verb = first if first in VERBS else "run"
     if args and args[0] == verb:
         args = args[1:]
-    status = importlib.import_module(VERBS[verb]).main(args)
+    try:
+        try:
+            status = importlib.import_module(VERBS[verb]).main(args)
+        finally:  # here, not at exit (argparse's --help exits): a reader that stopped early
+            sys.stdout.flush()  # is one quiet exit
+    except BrokenPipeError:
+        from harness.cli.common import stdout_closed
+
+        stdout_closed()
     sys.exit(status or 0)

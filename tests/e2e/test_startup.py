@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,25 @@ def test_what_fails_its_checks_is_not_kept(tmp_path):
     res, probe = _probe("run", "force=maybe", cwd=tmp_path, cache=cache)
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("error: force must be true or false, got 'maybe'")
+
+
+def test_a_composition_that_warned_is_not_kept(tmp_path):
+    """Hydra's warnings while composing (a defaults list without _self_ here) are shown on
+    every start: such a composition is composed again each time, never read back."""
+    conf = tmp_path / "conf"
+    shutil.copytree(conf_dir(), conf)
+    config = conf / "config.yaml"
+    config.write_text(config.read_text().replace("  - _self_\n", ""))
+    code = (
+        "from pathlib import Path\n"
+        "from harness.core import paths\n"
+        f"paths.conf_dir = lambda: Path({str(conf)!r})\n"
+        "from harness.cli.hydra_app import run_composed_once\n"
+        "print(run_composed_once(lambda cfg: None, ['retrieval.depth=11']))\n"
+    )
+    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):
+        res = run_module("tests.helpers.exec_code", code, cwd=tmp_path, env=env, check=False)
+        assert res.returncode == 0 and res.stdout == "True\n", res.stderr
+        assert "Defaults list is missing `_self_`" in res.stderr
+    assert not _entries(tmp_path / "cache")

@@ -3,9 +3,12 @@ verbs as one error line with a did-you-mean, and API names never shadowed by the
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
-from tests.helpers.cli import assert_one_line_error, harness, run_module
+from tests.helpers.cli import assert_one_line_error, harness, run_module, spawn
 
 
 def test_a_verb_runs_its_command_and_no_verb_is_run(tmp_path):
@@ -44,3 +47,38 @@ def test_importing_a_starter_does_not_shadow_the_api(tmp_path):
     )
     res = run_module("tests.helpers.exec_code", code, cwd=tmp_path, check=False)
     assert res.returncode == 0, res.stderr
+
+
+def _into_closed_pipe(module: str, *args: str, cwd, unbuffered: bool) -> tuple[int, str]:
+    """Run with stdout a pipe nobody reads any more (`... | head -1` once head has quit)."""
+    read, write = os.pipe()
+    os.close(read)
+    env = {"PYTHONUNBUFFERED": "1" if unbuffered else None}
+    try:
+        with spawn(module, *args, cwd=cwd, env=env, stdout=write, stderr=subprocess.PIPE,
+                   text=True) as proc:  # fmt: skip
+            _, err = proc.communicate()
+    finally:
+        os.close(write)
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("unbuffered", [True, False])
+def test_a_reader_that_stops_early_is_a_quiet_exit(tmp_path, unbuffered):
+    """`python -m harness ... | head -1`: no traceback, the status of a program SIGPIPE
+    stopped (141), whichever way the command is started; the cell is written in full."""
+    harness("stats.bootstrap=0", cwd=tmp_path)
+    harness("stats.bootstrap=0", "retriever=bm25-simple", cwd=tmp_path)
+    cell = tmp_path / "results" / "demo" / "bm25"
+    files = [str(cell / "qrels.trec"), str(cell / "run.trec")]
+    for module, args in (
+        ("harness", ["stats.bootstrap=0", "force=true"]),
+        ("harness", ["leaderboard"]),
+        ("harness.leaderboard", []),
+        ("harness.trec_eval", ["-q", *files]),
+        ("harness.compare", [str(cell), str(cell.with_name("bm25-simple"))]),
+    ):
+        status, err = _into_closed_pipe(module, *args, cwd=tmp_path, unbuffered=unbuffered)
+        said = (status, "Traceback" in err, "Broken pipe" in err)
+        assert said == (141, False, False), f"{module} {args}: {err}"
+    assert (cell / "metrics.json").is_file() and not list(cell.parent.glob(".*"))

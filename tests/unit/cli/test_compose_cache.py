@@ -67,7 +67,17 @@ def test_what_could_change_a_composition_is_never_keyed(conf, tmp_path):
     # a plugin's search path, `hydra.searchpath`: config files outside conf/
     assert _key(conf, extra=[_source("plugin", "pkg://theirs.conf", "pkg")]) is None
     assert _key(conf, extra=[_source("hydra.searchpath", "/x", "file")]) is None
-    # an interpolated defaults list
+    assert _key(conf, ["hydra.mode=${oc.env:MODE}"]) is None  # Hydra settings too
+    assert _key(conf, ["hydra.job.chdir=${oc.env:X}"]) is None
+    # an interpolated defaults list, written plainly or through YAML's escapes
+    experiment = conf / "experiment" / "mine.yaml"
+    for spelled in ('"\\u0024{oc.env:RET}"', "${oc.env:RET}"):
+        for key_spelled in ("defaults", '"\\x64efaults"'):
+            experiment.write_text(f"{key_spelled}:\n  - override /retriever: {spelled}\n")
+            assert _key(conf) is None, experiment.read_text()
+    experiment.write_text('"\\x64efaults":\n  - override /retriever: bm25\n')
+    assert _key(conf) is not None
+    experiment.unlink()
     config = conf / "config.yaml"
     text = config.read_text()
     config.write_text(text.replace("  - corpus: demo\n", "  - corpus: ${oc.env:CORPUS,demo}\n"))
@@ -79,8 +89,10 @@ def test_what_could_change_a_composition_is_never_keyed(conf, tmp_path):
 
 
 def _cfg():
+    """The parts of a composed config the cache reads (a root of None: logging is left be)."""
     return OmegaConf.create({"hydra": {"job": {"env_copy": []}, "verbose": False,
-                                       "searchpath": [], "runtime": {"cwd": "x"}}})  # fmt: skip
+                                       "searchpath": [], "runtime": {"cwd": "x"},
+                                       "hydra_logging": {"root": None}}})  # fmt: skip
 
 
 def test_the_least_recently_used_entries_go(tmp_path, monkeypatch):
@@ -117,3 +129,11 @@ def test_entries_are_read_only_from_a_private_folder(tmp_path, monkeypatch):
     folder.chmod(0o700)
     (folder / f"{key}.pkl").chmod(0o666)
     assert compose_cache.load(key) is None
+
+
+def test_an_entry_that_is_not_a_composition_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    broken = OmegaConf.create({"hydra": {"job": {"env_copy": []}, "verbose": False,
+                                         "searchpath": [], "runtime": {}}})  # fmt: skip
+    compose_cache.keep("c" * 64, broken)  # no hydra_logging: it cannot be started from
+    assert compose_cache.load("c" * 64) is None
