@@ -1,5 +1,5 @@
-"""`python -m harness.trec_eval` (and `harness trec_eval`): trec_eval's command line for the
-measures metrics.trec_eval computes, printing what trec_eval prints. Files are read as
+"""`python -m harness.trec_eval` (and `harness trec_eval`): trec_eval 10.0's command line,
+printing what trec_eval prints (metrics.trec_eval computes). Files are read as
 trec_eval reads them: white space between fields, `#` comment lines, fields after a run
 line's tag ignored; a document listed twice for one query in the run or the qrels is an
 error, as it is there."""
@@ -19,7 +19,7 @@ from harness.core.files import missing
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="python -m harness.trec_eval",
-        description="Evaluate a TREC run against TREC qrels as trec_eval 9.0.8 does, with the "
+        description="Evaluate a TREC run against TREC qrels as trec_eval 10.0 does, with the "
         "same output (measure, query, value); without -m, trec_eval's official measures.",
         epilog="Example: python -m harness.trec_eval -q -m ndcg_cut.10 -m map qrels.txt run.trec",
     )
@@ -27,18 +27,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-c",
         action="store_true",
-        help="average over every query of the qrels (those the run lacks count 0)",
+        help="score every query of the qrels: one the run lacks as an empty ranking",
     )
     p.add_argument("-n", action="store_true", help="no summary (the 'all' lines)")
     p.add_argument("-M", type=int, metavar="N", help="read at most N documents per query")
     p.add_argument("-l", type=int, default=1, metavar="N", help="lowest relevant grade (1)")
+    p.add_argument("-J", action="store_true", help="score only the judged documents")
+    p.add_argument(
+        "-N", type=int, default=0, metavar="N", help="documents in the collection (utility)"
+    )
+    p.add_argument(
+        "--v9",
+        action="store_true",
+        help="trec_eval 9.0.8's rules (pytrec_eval's): iprec_at_recall's cut-off "
+        "(long)(p*R + 0.9), queries the run lacks left out",
+    )
     p.add_argument(
         "-m",
         action="append",
         default=[],
         metavar="MEASURE",
         help="a measure, with parameters as trec_eval takes them (P.5,10); repeatable; "
-        "'official' is the default set",
+        "nicknames: official (the default), set, all_trec",
     )
     p.add_argument("qrels", type=Path, help="TREC qrels: qid iter docno rel")
     p.add_argument("run", type=Path, help="TREC run: qid Q0 docno rank score tag")
@@ -72,15 +82,15 @@ def _main(argv: Sequence[str] | None) -> int:
     if not args.run.is_file():
         raise HarnessError(missing(args.run, "run file"))
     run = Run.from_trec(args.run)
-    report = trec_eval.evaluate(
-        qrels,
-        run,
-        asked,
-        runid=_runid(args.run),
+    options = trec_eval.Options(
         level=args.l,
         complete=args.c,
         max_ret=args.M,
+        judged_only=args.J,
+        docs_in_collection=args.N,
+        version=9 if args.v9 else 10,
     )
+    report = trec_eval.evaluate(qrels, run, asked, runid=_runid(args.run), options=options)
     sys.stdout.write(report.lines(queries=args.q, summary=not args.n))
     return 0
 
