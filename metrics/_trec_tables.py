@@ -21,7 +21,7 @@ from metrics import _trec_kernels as k
 _CUT_KINDS = {"P": 0, "recall": 1, "relative_P": 2, "success": 3, "unj": 4, "map_cut": 5}
 _GAIN_KINDS = {"ndcg": k.NDCG, "ndcg_rel": k.NDCG_REL, "Rndcg": k.RNDCG, "G": k.G}
 # zeroed for a query the run lacks after it was scored as the stand-in ranking (trec_eval.c)
-_ZEROED = ("num_ret", "utility", "unj", "rbp_resid")
+_ZEROED = ("num_ret", "utility", "rbp_resid")
 BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's stand-in ranking for a query the run lacks
 
 
@@ -102,9 +102,23 @@ class Tables:
         new[1:] = (g[1:] != g[:-1]) | (r[1:] != r[:-1])
         firsts = np.flatnonzero(new)
         counts = np.diff(np.append(firsts, len(g)))
+        per_query = np.bincount(r[firsts], minlength=self.n)
         offsets = np.zeros(self.n + 1, np.int64)
-        np.cumsum(np.bincount(r[firsts], minlength=self.n), out=offsets[1:])
-        return offsets, g[firsts].astype(np.int64), counts.astype(np.int64)
+        np.cumsum(per_query, out=offsets[1:])
+        levels, counts = g[firsts].astype(np.int64), counts.astype(np.int64)
+        if (per_query == 0).any():
+            # A query judged only below 0: trec_eval leaves its grade counts as the query
+            # before left them (it clears and fills max grade + 1 of them: none), and shows
+            # them in ideal_dcg. (Its first query so judged is refused, in trec_eval.evaluate.)
+            source = np.where(per_query > 0, np.arange(self.n), 0)
+            np.maximum.accumulate(source, out=source)
+            take = [np.arange(offsets[q], offsets[q + 1]) for q in source.tolist()]
+            lengths = np.fromiter(map(len, take), np.int64, self.n)
+            picked = np.concatenate(take) if take else np.zeros(0, np.int64)
+            levels, counts = levels[picked], counts[picked]
+            offsets = np.zeros(self.n + 1, np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+        return offsets, levels, counts
 
     def gains(self, pairs: Sequence[tuple[str, float]]):
         """setup_gains for every query: the pairs naming a grade set its gain, every other
@@ -202,10 +216,13 @@ class Tables:
         elif name.startswith("set_"):
             out = [self._set(name, asked.values)]
         elif name == "relstring":
-            out = [self._relstring(int(asked.values[0]))]
+            out = [self._relstring(int(asked.values[0]), asked.text is None)]
         else:  # pragma: no cover - every measure of MEASURES is handled above
             raise AssertionError(name)
-        if name in _ZEROED and self.bogus.any():
+        # trec_eval matches these by the printed name: 'utility' and 'rbp_resid' only
+        # without parameters, every 'unj...' (the first three letters)
+        zeroed = name == "unj" or (name in _ZEROED and asked.text is None)
+        if zeroed and self.bogus.any():
             out = [np.where(self.bogus, 0.0, series) for series in out]
         return out
 
@@ -249,10 +266,10 @@ class Tables:
                 np.divide((x + 1.0) * p * r, x * p + r, out=out, where=has)
         return out
 
-    def _relstring(self, length: int) -> list[str]:
+    def _relstring(self, length: int, cleared: bool) -> list[str]:
         chars = []
         for q in range(self.n):
-            if self.bogus[q]:
+            if self.bogus[q] and cleared:  # trec_eval clears 'relstring', not 'relstring_N'
                 chars.append("")
                 continue
             part = self.rel[self.start[q] : self.start[q] + max(0, min(length, self.num_ret[q]))]

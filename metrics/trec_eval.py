@@ -305,6 +305,12 @@ def evaluate(
             "no query has both results and judgments; check that the run and the qrels use "
             "the same query ids"
         )
+    if max(qrels[qids[0]].values()) < 0:
+        raise HarnessError(
+            f"query {qids[0]} of the qrels has only negative judgments; trec_eval 10 cannot "
+            "score a run when its first query has no grade of 0 or more (it stops with 'Can't "
+            "calculate measure'): judge one of its documents 0 or more, or drop the query"
+        )
     if options.max_ret is not None:
         run = run.cut(options.max_ret)
     bogus = [q not in have for q in qids]

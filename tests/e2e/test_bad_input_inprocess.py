@@ -488,17 +488,17 @@ CASES = [
         "nope",
         "qrels.txt",
         "run.trec",
-        expect="'nope' not computed here",
+        expect="-m nope: 'nope' is not a trec_eval measure; measures: official",
         files=GOOD,
     ),  # fmt: skip
-    T("all-trec", "-m", "all_trec", "qrels.txt", "run.trec", expect="all_trec's", files=GOOD),
+    T("prefs-measure", "-m", "prefs_simp", "qrels.txt", "run.trec", expect="preference", files=GOOD),
     T(
         "harness-name",
         "-m",
         "nDCG@10",
         "qrels.txt",
         "run.trec",
-        expect="-m nDCG@10: 'nDCG@10' not computed here (write ndcg_cut.10)",
+        expect="-m nDCG@10: 'nDCG@10' is not a trec_eval measure (write ndcg_cut.10)",
         files=GOOD,
     ),
     T(
@@ -516,7 +516,7 @@ CASES = [
         "P.0",
         "qrels.txt",
         "run.trec",
-        expect="'0' is not a positive whole",
+        expect="-m P.0: cut-offs must be positive whole numbers",
         files=GOOD,
     ),  # fmt: skip
     T(
@@ -525,16 +525,16 @@ CASES = [
         "P.a",
         "qrels.txt",
         "run.trec",
-        expect="'a' is not a positive whole",
+        expect="cut-offs must be positive whole numbers",
         files=GOOD,
     ),  # fmt: skip
     T(
         "iprec-level",
         "-m",
-        "iprec_at_recall.1.5",
+        "iprec_at_recall.0.5,.5",
         "qrels.txt",
         "run.trec",
-        expect="e.g. iprec_at_recall.0.25,0.5",
+        expect="-m iprec_at_recall.0.5,.5: a level is given twice",
         files=GOOD,
     ),  # fmt: skip
     T(
