@@ -328,7 +328,8 @@ NDCG, NDCG_REL, RNDCG, G, DCG, IDEAL_DCG = 0, 1, 2, 3, 4, 5
 
 @_jit
 def gains(kind, rel, start, g_start, g_level, g_gain, g_count, num_rel):  # pragma: no cover
-    """ndcg, ndcg_rel, Rndcg, G, dcg or ideal_dcg with each query's gain table g_*[g_start[q]:g_start[q+1]]
+    """ndcg, ndcg_rel, Rndcg, G, dcg or ideal_dcg with each query's gain table
+    g_*[g_start[q]:g_start[q+1]]
     (setup_gains: sorted by gain, with the number of judged documents at each level)."""
     out = np.zeros(len(start) - 1)
     for q in range(len(out)):

@@ -132,7 +132,10 @@ class Tables:
         out_count: list[int] = []
         for q in range(self.n):
             have = dict(
-                zip(levels[offsets[q] : offsets[q + 1]].tolist(), counts[offsets[q] : offsets[q + 1]].tolist())
+                zip(
+                    levels[offsets[q] : offsets[q + 1]].tolist(),
+                    counts[offsets[q] : offsets[q + 1]].tolist(),
+                )
             )
             table = [[lv, gain, 0] for lv, gain in given]
             for lv, count in have.items():

@@ -36,7 +36,8 @@ RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 @dataclass(frozen=True)
 class Measure:
     name: str
-    kind: str  # "double", "long" (summed counts), "gm" (geometric mean), "num_q", "runid", "relstring"
+    # "double", "long" (summed counts), "gm" (geometric mean), "num_q", "runid", "relstring"
+    kind: str
     params: str = ""  # "cut" (whole cut-offs), "level" (recall or R multiples), "values", "pairs"
     default: tuple = ()
 

@@ -491,7 +491,15 @@ CASES = [
         expect="-m nope: 'nope' is not a trec_eval measure; measures: official",
         files=GOOD,
     ),  # fmt: skip
-    T("prefs-measure", "-m", "prefs_simp", "qrels.txt", "run.trec", expect="preference", files=GOOD),
+    T(
+        "prefs-measure",
+        "-m",
+        "prefs_simp",
+        "qrels.txt",
+        "run.trec",
+        expect="preference",
+        files=GOOD,
+    ),
     T(
         "harness-name",
         "-m",
@@ -628,6 +636,14 @@ CASES = [
     ),  # fmt: skip
     T(
         "no-common-query",
+        "qrels.txt",
+        "run.trec",
+        expect="of the qrels has no results in the run",
+        files={**GOOD, "run.trec": "q9 Q0 d1 1 2 r\n"},
+    ),  # fmt: skip
+    T(
+        "no-common-query-v9",
+        "--v9",
         "qrels.txt",
         "run.trec",
         expect="no query has both results and judgments",

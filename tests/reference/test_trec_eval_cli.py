@@ -84,7 +84,7 @@ def _case(rng: random.Random):
     judged = {line.split()[0] for line in qrels}
     if "-M" not in flags and rng.random() < 0.05:
         # a line twice: trec_eval refuses it in a query it scores, within -M's cut (the
-        # harness refuses any, when reading the run; docs/usage.md#trec_eval)
+        # harness refuses any, when reading the run: docs/usage.md, trec_eval 10.0 drop-in)
         twice = [line for line in run if line.split()[0] in judged]
         run.append(rng.choice(twice))
     rng.shuffle(qrels)
@@ -223,7 +223,9 @@ def test_measure_arguments_as_trec_eval_takes_them():
         trec_eval.requested(["P.5,x"])
     with pytest.raises(ConfigError, match="a cut-off is given twice"):
         trec_eval.requested(["P.5,5"])
-    with pytest.raises(ConfigError, match=r"'ndcg_cut_10' is not a trec_eval measure \(write ndcg_cut.10\)"):
+    with pytest.raises(
+        ConfigError, match=r"'ndcg_cut_10' is not a trec_eval measure \(write ndcg_cut.10\)"
+    ):
         trec_eval.requested(["ndcg_cut_10"])
     with pytest.raises(ConfigError, match="map takes no parameters"):
         trec_eval.requested(["map.5"])
@@ -398,4 +400,3 @@ def test_bad_input_is_one_line(tmp_path, args, message):
     (tmp_path / "run.trec").write_text(RUN)
     res = run_module("harness.trec_eval", *args, cwd=tmp_path, check=False)
     assert_one_line_error(res, tmp_path, message)
-
