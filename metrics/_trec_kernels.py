@@ -22,9 +22,14 @@ INFAP_EPSILON = 0.00001
 _jit = njit(cache=True, error_model="numpy")
 
 
+# what ap() computes
+MAP, GM_MAP, BIN_G = 0, 1, 2
+
+
 @_jit
-def ap(rel, start, level, num_rel, geo):  # pragma: no cover - compiled
-    """map (geo: gm_map's log of it, floored at MIN_GEO_MEAN)."""
+def ap(kind, rel, start, level, num_rel):  # pragma: no cover - compiled
+    """map, gm_map (the log of AP floored at MIN_GEO_MEAN) or binG: a sum over the relevant
+    retrieved documents, divided by the number relevant."""
     out = np.zeros(len(start) - 1)
     for q in range(len(out)):
         s = start[q]
@@ -33,8 +38,11 @@ def ap(rel, start, level, num_rel, geo):  # pragma: no cover - compiled
         for i in range(start[q + 1] - s):
             if rel[s + i] >= level:
                 rel_so_far += 1
-                total += rel_so_far / (i + 1)
-        if geo:
+                if kind == BIN_G:
+                    total += 1.0 / math.log2(float(3 + i - rel_so_far))
+                else:
+                    total += rel_so_far / (i + 1)
+        if kind == GM_MAP:
             if rel_so_far:
                 total = total / num_rel[q]
             out[q] = math.log(max(total, MIN_GEO_MEAN))
@@ -59,26 +67,50 @@ def r_prec(rel, start, level, num_rel):  # pragma: no cover - compiled
     return out
 
 
+# what judged() computes
+BPREF, GM_BPREF, INF_AP = 0, 1, 2
+
+
 @_jit
-def bpref(rel, start, level, num_rel, num_nonrel, geo):  # pragma: no cover - compiled
-    """bpref (geo: gm_bpref's log of it, floored at MIN_GEO_MEAN)."""
+def judged(kind, rel, start, level, num_rel, num_nonrel):  # pragma: no cover - compiled
+    """bpref, gm_bpref (the log of bpref floored at MIN_GEO_MEAN) or infAP: sums over the
+    judged retrieved documents, divided by the number relevant."""
     out = np.zeros(len(start) - 1)
     for q in range(len(out)):
+        s = start[q]
         nonrel_so_far = 0
+        rel_so_far = 0
+        unjudged_so_far = 0
         value = 0.0
-        for j in range(start[q], start[q + 1]):
-            r = rel[j]
-            if r == NONPOOL or r == UNJUDGED:
+        for j in range(start[q + 1] - s):
+            r = rel[s + j]
+            if r == NONPOOL:
+                continue
+            if r == UNJUDGED:
+                unjudged_so_far += 1
                 continue
             if 0 <= r < level:
                 nonrel_so_far += 1
+                continue
+            rel_so_far += 1
+            if kind == INF_AP:
+                if j == 0:
+                    value += 1.0
+                else:
+                    fj = float(j)
+                    value += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                        (rel_so_far - 1 + nonrel_so_far + unjudged_so_far) / fj
+                    ) * (
+                        (rel_so_far - 1 + INFAP_EPSILON)
+                        / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON)
+                    )
             elif nonrel_so_far > 0:
                 value += 1.0 - (min(nonrel_so_far, num_rel[q]) / min(num_nonrel[q], num_rel[q]))
             else:
                 value += 1.0
         if num_rel[q]:
             value /= num_rel[q]
-        out[q] = math.log(max(value, MIN_GEO_MEAN)) if geo else value
+        out[q] = math.log(max(value, MIN_GEO_MEAN)) if kind == GM_BPREF else value
     return out
 
 
@@ -210,58 +242,6 @@ def at_cuts(kind, rel, start, level, num_rel, cutoffs):  # pragma: no cover - co
             else:
                 out[q, c] = _at_cut(kind, count, cutoffs[c], num_rel[q])
             c += 1
-    return out
-
-
-@_jit
-def inf_ap(rel, start, level, num_rel):  # pragma: no cover - compiled
-    out = np.zeros(len(start) - 1)
-    for q in range(len(out)):
-        s = start[q]
-        nonrel_so_far = 0
-        rel_so_far = 0
-        unjudged_so_far = 0
-        value = 0.0
-        for j in range(start[q + 1] - s):
-            r = rel[s + j]
-            if r == NONPOOL:
-                continue
-            if r == UNJUDGED:
-                unjudged_so_far += 1
-                continue
-            if 0 <= r < level:
-                nonrel_so_far += 1
-            else:
-                rel_so_far += 1
-                if j == 0:
-                    value += 1.0
-                else:
-                    fj = float(j)
-                    value += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
-                        (rel_so_far - 1 + nonrel_so_far + unjudged_so_far) / fj
-                    ) * (
-                        (rel_so_far - 1 + INFAP_EPSILON)
-                        / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON)
-                    )
-        if num_rel[q]:
-            value /= num_rel[q]
-        out[q] = value
-    return out
-
-
-@_jit
-def bin_g(rel, start, level, num_rel):  # pragma: no cover - compiled
-    out = np.zeros(len(start) - 1)
-    for q in range(len(out)):
-        s = start[q]
-        rel_so_far = 0
-        total = 0.0
-        for i in range(start[q + 1] - s):
-            if rel[s + i] >= level:
-                rel_so_far += 1
-                total += 1.0 / math.log2(float(3 + i - rel_so_far))
-        if rel_so_far:
-            out[q] = total / num_rel[q]
     return out
 
 

@@ -175,11 +175,12 @@ class Tables:
                 ret = self.num_ret - self.num_rel_ret
             out = [ret.astype(np.float64)]
         elif name in ("map", "gm_map"):
-            out = [k.ap(rel, start, lv, self.num_rel, name == "gm_map")]
+            out = [k.ap(k.GM_MAP if name == "gm_map" else k.MAP, rel, start, lv, self.num_rel)]
         elif name == "Rprec":
             out = [k.r_prec(rel, start, lv, self.num_rel)]
         elif name in ("bpref", "gm_bpref"):
-            out = [k.bpref(rel, start, lv, self.num_rel, self.num_nonrel, name == "gm_bpref")]
+            kind = k.GM_BPREF if name == "gm_bpref" else k.BPREF
+            out = [k.judged(kind, rel, start, lv, self.num_rel, self.num_nonrel)]
         elif name == "recip_rank":
             out = [k.recip_rank(rel, start, lv)]
         elif name in ("iprec_at_recall", "11pt_avg"):
@@ -201,9 +202,9 @@ class Tables:
             cuts = np.array(asked.values, np.int64)
             out = list(k.ndcg_cut(rel, start, offsets, levels, counts, cuts).T)
         elif name == "infAP":
-            out = [k.inf_ap(rel, start, lv, self.num_rel)]
+            out = [k.judged(k.INF_AP, rel, start, lv, self.num_rel, self.num_nonrel)]
         elif name == "binG":
-            out = [k.bin_g(rel, start, lv, self.num_rel)]
+            out = [k.ap(k.BIN_G, rel, start, lv, self.num_rel)]
         elif name in _GAIN_KINDS or name in ("dcg", "ideal_dcg"):
             out = [self._gain_measure(name, asked.values)]
         elif name == "rbp":
